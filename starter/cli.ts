@@ -1,0 +1,157 @@
+import * as path from 'node:path';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { ALL_BINARIES, BuildError, ensureBinaries, ensureWrapperModule } from './local/binaries';
+import { defaultDataDir } from './local/paths';
+import { loadVersions } from './local/versions';
+import { PORT_NAMES, PortName, StackError, connectionEnv, describeStack, down, status, up } from './local/stack';
+import { PortInUseError } from './local/ports';
+
+/** Exit code for usage errors, as kube-controller-manager (cobra) and most CLIs use. */
+export const USAGE_EXIT_CODE = 2;
+
+function intArg(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+const PORT_FLAGS: Record<PortName, string> = {
+  etcd: 'etcd-port',
+  etcdPeer: 'etcd-peer-port',
+  apiserver: 'apiserver-port',
+  scheduler: 'scheduler-port',
+  kwok: 'kwok-port',
+  temporal: 'temporal-port',
+  temporalUi: 'temporal-ui-port',
+  temporalHttp: 'temporal-http-port',
+  temporalMetrics: 'temporal-metrics-port',
+};
+
+function camel(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+function dataDirOption(): Option {
+  return new Option('--data-dir <dir>', 'where the stack keeps its state, logs and kubeconfigs (env TEMPORAL_KCM_DATA_DIR)').default(defaultDataDir(), '.local');
+}
+
+const print = (line: string) => process.stdout.write(line + '\n');
+const note = (line: string) => process.stderr.write(line + '\n');
+
+async function localUp(opts: Record<string, unknown>): Promise<void> {
+  const ports: Partial<Record<PortName, number>> = {};
+  for (const p of PORT_NAMES) {
+    const v = opts[camel(PORT_FLAGS[p])];
+    if (typeof v === 'number') ports[p] = v;
+  }
+  const state = await up({ dataDir: opts.dataDir as string, nodes: opts.nodes as number | undefined, ports, timeoutMs: (opts.timeout as number) * 1000 });
+  print(describeStack(state));
+  print(`\nuse it:  eval "$(npx temporal-kcm local env${path.resolve(state.dataDir) === path.resolve('.local') ? '' : ` --data-dir ${state.dataDir}`})"`);
+}
+
+export function buildProgram(): Command {
+  const program = new Command('temporal-kcm')
+    .description('kube-controller-manager on Temporal: one durable workflow per watched object')
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command('start')
+    .description('bring the local stack up and run the controller manager against it')
+    .addOption(dataDirOption())
+    .addOption(new Option('--nodes <n>', 'number of kwok fake nodes').argParser(intArg(1, 1000)))
+    .action(async (opts: Record<string, unknown>) => {
+      await localUp({ ...opts, timeout: 180 });
+      note('\nThe local stack is up. The controller manager (`temporal-kcm run`) is not part of this build yet; ' +
+        'the stack keeps running until `npx temporal-kcm local down`.');
+    });
+
+  const local = program.command('local').description('the local stack: etcd, kube-apiserver, kube-scheduler, kwok nodes, Temporal dev server');
+
+  const upCmd = local
+    .command('up')
+    .description('start the local stack (idempotent: running parts are kept), wait until healthy, print where it listens')
+    .addOption(dataDirOption())
+    .addOption(new Option('--nodes <n>', 'number of kwok fake nodes (default 3, or as the last up)').argParser(intArg(1, 1000)))
+    .addOption(new Option('--timeout <seconds>', 'how long each part may take to become healthy').argParser(intArg(1, 3600)).default(120));
+  for (const p of PORT_NAMES) {
+    upCmd.addOption(new Option(`--${PORT_FLAGS[p]} <port>`, `port for ${p} (default: a free one)`).argParser(intArg(1, 65535)));
+  }
+  upCmd.action(localUp);
+
+  local
+    .command('down')
+    .description('stop exactly the processes `up` started (by pid file)')
+    .addOption(dataDirOption())
+    .option('--purge', 'also delete the data dir (cluster and Temporal state, certificates, logs)')
+    .action(async (opts: { dataDir: string; purge?: boolean }) => {
+      const stopped = await down(opts.dataDir, { purge: opts.purge });
+      if (!stopped.length) note('nothing was running');
+    });
+
+  local
+    .command('status')
+    .description('show each part: pid, health, address (exit 1 unless all are healthy)')
+    .addOption(dataDirOption())
+    .action(async (opts: { dataDir: string }) => {
+      const { parts } = await status(opts.dataDir);
+      for (const p of parts) {
+        const st = !p.running ? 'stopped' : p.healthy ? 'healthy' : 'unhealthy';
+        print(`${p.name.padEnd(15)} ${st.padEnd(9)} ${String(p.pid ?? '-').padEnd(8)} ${p.address}`);
+      }
+      if (!parts.every((p) => p.healthy)) process.exitCode = 1;
+    });
+
+  local
+    .command('env')
+    .description('print export lines (KUBECONFIG, TEMPORAL_ADDRESS, ...) for eval')
+    .addOption(dataDirOption())
+    .action(async (opts: { dataDir: string }) => {
+      const env = await connectionEnv(opts.dataDir);
+      for (const [k, v] of Object.entries(env)) print(`export ${k}=${shellQuote(v)}`);
+    });
+
+  local
+    .command('build')
+    .description('build (or find) every binary of the stack and print its path')
+    .action(async () => {
+      const bins = await ensureBinaries(ALL_BINARIES);
+      for (const [name, p] of Object.entries(bins)) print(`${name.padEnd(24)} ${p}`);
+    });
+
+  local
+    .command('gen-modules')
+    .description("regenerate hack/k8s/go.mod and hack/etcd/go.mod from upstream's go.mod for the pinned versions")
+    .action(async () => {
+      const v = loadVersions();
+      await ensureWrapperModule('k8s', 'k8s.io/kubernetes', v.kubernetes, note, true);
+      await ensureWrapperModule('etcd', 'go.etcd.io/etcd/server/v3', v.etcd, note, true);
+    });
+
+  return program;
+}
+
+function shellQuote(v: string): string {
+  return /^[\w@%+=:,./-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Errors we expect users to meet get one clear line, not a stack trace. */
+function isExpected(e: unknown): e is Error {
+  return e instanceof StackError || e instanceof BuildError || e instanceof PortInUseError;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // help and version are not errors; anything else commander rejects is a usage error
+      process.exit(e.exitCode === 0 ? 0 : USAGE_EXIT_CODE);
+    }
+    note(`error: ${isExpected(e) ? e.message : (e as Error)?.stack ?? String(e)}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,247 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { cacheRoot, repoRoot } from './paths';
+import { PinnedVersions, loadVersions } from './versions';
+import { renderEtcdWrapperGoMod, renderKubernetesWrapperGoMod, requiredVersion } from './gomod';
+
+export type BinaryName =
+  | 'temporal'
+  | 'etcd'
+  | 'kube-apiserver'
+  | 'kube-scheduler'
+  | 'kube-controller-manager'
+  | 'kubectl'
+  | 'kwok';
+
+export const ALL_BINARIES: BinaryName[] = [
+  'temporal', 'etcd', 'kube-apiserver', 'kube-scheduler', 'kube-controller-manager', 'kubectl', 'kwok',
+];
+
+/** One `go` invocation can produce several binaries (the Kubernetes ones share most of their compile). */
+interface BuildGroup {
+  id: 'temporal' | 'etcd' | 'kubernetes' | 'kwok';
+  binaries: BinaryName[];
+  version: (v: PinnedVersions) => string;
+  /** Go command that puts the binaries into `outDir`. */
+  command: (v: PinnedVersions, outDir: string) => { args: string[]; cwd: string; env?: NodeJS.ProcessEnv };
+  /** Make sure the in-repo wrapper module matches the pinned version before building. */
+  prepare?: (v: PinnedVersions, log: Logger) => Promise<void>;
+}
+
+export type Logger = (line: string) => void;
+
+const BUILD_GROUPS: BuildGroup[] = [
+  {
+    id: 'temporal',
+    binaries: ['temporal'],
+    version: (v) => v.temporalCli,
+    command: (v, outDir) => ({
+      args: ['install', '-trimpath', `github.com/temporalio/cli/cmd/temporal@${v.temporalCli}`],
+      cwd: outDir,
+      env: { GOBIN: outDir },
+    }),
+  },
+  {
+    id: 'kwok',
+    binaries: ['kwok'],
+    version: (v) => v.kwok,
+    command: (v, outDir) => ({
+      args: ['install', '-trimpath', `sigs.k8s.io/kwok/cmd/kwok@${v.kwok}`],
+      cwd: outDir,
+      env: { GOBIN: outDir },
+    }),
+  },
+  {
+    id: 'etcd',
+    binaries: ['etcd'],
+    version: (v) => v.etcd,
+    prepare: async (v, log) => ensureWrapperModule('etcd', 'go.etcd.io/etcd/server/v3', v.etcd, log),
+    command: (_v, outDir) => ({
+      args: ['build', '-mod=mod', '-trimpath', '-o', path.join(outDir, 'etcd'), 'go.etcd.io/etcd/server/v3'],
+      cwd: path.join(repoRoot, 'hack', 'etcd'),
+    }),
+  },
+  {
+    id: 'kubernetes',
+    binaries: ['kube-apiserver', 'kube-scheduler', 'kube-controller-manager', 'kubectl'],
+    version: (v) => v.kubernetes,
+    prepare: async (v, log) => ensureWrapperModule('k8s', 'k8s.io/kubernetes', v.kubernetes, log),
+    command: (_v, outDir) => ({
+      args: [
+        'build', '-mod=mod', '-trimpath', '-o', outDir + path.sep,
+        ...['kube-apiserver', 'kube-scheduler', 'kube-controller-manager', 'kubectl'].map((c) => `k8s.io/kubernetes/cmd/${c}`),
+      ],
+      cwd: path.join(repoRoot, 'hack', 'k8s'),
+    }),
+  },
+];
+
+function groupOf(name: BinaryName): BuildGroup {
+  const g = BUILD_GROUPS.find((b) => b.binaries.includes(name));
+  if (!g) throw new Error(`no build recipe for ${name}`);
+  return g;
+}
+
+/** KUBE_APISERVER_BIN, ETCD_BIN, TEMPORAL_BIN, ... */
+export function envVarFor(name: BinaryName): string {
+  return name.toUpperCase().replace(/-/g, '_') + '_BIN';
+}
+
+export function cachedPath(name: BinaryName, versions: PinnedVersions = loadVersions()): string {
+  const g = groupOf(name);
+  return path.join(cacheRoot(), g.id, g.version(versions), name);
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export function findOnPath(name: string, pathVar = process.env.PATH ?? ''): string | undefined {
+  for (const dir of pathVar.split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+export interface ResolvedBinary {
+  name: BinaryName;
+  path: string;
+  source: 'env' | 'path' | 'cache' | 'built';
+}
+
+/** Where a binary would come from without building: env var, then PATH, then our cache. */
+export function locateBinary(name: BinaryName, versions: PinnedVersions = loadVersions()): ResolvedBinary | undefined {
+  const envVar = envVarFor(name);
+  const fromEnv = process.env[envVar];
+  if (fromEnv) {
+    if (!isExecutable(fromEnv)) throw new Error(`${envVar}=${fromEnv} is not an executable file`);
+    return { name, path: fromEnv, source: 'env' };
+  }
+  const onPath = findOnPath(name);
+  if (onPath) return { name, path: onPath, source: 'path' };
+  const cached = cachedPath(name, versions);
+  if (isExecutable(cached)) return { name, path: cached, source: 'cache' };
+  return undefined;
+}
+
+export class BuildError extends Error {}
+
+function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
+async function runGo(args: string[], cwd: string, extraEnv: NodeJS.ProcessEnv | undefined, logFile: string): Promise<void> {
+  const goBin = findOnPath('go');
+  if (!goBin) {
+    throw new BuildError(
+      'the Go toolchain (`go`) is not on PATH, and a binary has to be built. Install Go 1.25 or newer, ' +
+        'or point the *_BIN environment variables (e.g. KUBE_APISERVER_BIN, ETCD_BIN, TEMPORAL_BIN, KWOK_BIN) at release binaries.',
+    );
+  }
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const out = fs.openSync(logFile, 'w');
+  try {
+    const code: number = await new Promise((resolve, reject) => {
+      const child = spawn(goBin, args, { cwd, env: { ...process.env, ...extraEnv }, stdio: ['ignore', out, out] });
+      child.on('error', reject);
+      child.on('exit', (c, sig) => resolve(c ?? (sig ? 128 : 1)));
+    });
+    if (code !== 0) {
+      const tail = fs.readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-40).join('\n');
+      throw new BuildError(`go ${args.join(' ')} failed (exit ${code}) in ${cwd}:\n${tail}\n(full log: ${logFile})`);
+    }
+  } finally {
+    fs.closeSync(out);
+  }
+}
+
+async function goModDownloadGoMod(module: string, version: string, logFile: string): Promise<string> {
+  const tmp = fs.mkdtempSync(path.join(cacheRoot(), 'gomod-'));
+  try {
+    await runGo(['mod', 'download', '-json', `${module}@${version}`], tmp, { GOFLAGS: '-mod=mod' }, logFile);
+    const text = fs.readFileSync(logFile, 'utf8');
+    const info = JSON.parse(text.slice(text.indexOf('{'))) as { GoMod?: string };
+    if (!info.GoMod) throw new BuildError(`go mod download gave no go.mod for ${module}@${version}`);
+    return fs.readFileSync(info.GoMod, 'utf8');
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Regenerate hack/<dir>/go.mod from upstream's go.mod when it does not require the pinned version. */
+export async function ensureWrapperModule(dir: 'k8s' | 'etcd', module: string, version: string, log: Logger, force = false): Promise<void> {
+  const goModPath = path.join(repoRoot, 'hack', dir, 'go.mod');
+  const current = fs.existsSync(goModPath) ? fs.readFileSync(goModPath, 'utf8') : '';
+  if (!force && requiredVersion(current, module) === version) return;
+  log(`generating hack/${dir}/go.mod for ${module} ${version} from upstream's go.mod`);
+  const upstream = await goModDownloadGoMod(module, version, path.join(cacheRoot(), 'logs', `gomod-${dir}.log`));
+  const rendered = dir === 'k8s' ? renderKubernetesWrapperGoMod(upstream, version) : renderEtcdWrapperGoMod(upstream, version);
+  fs.writeFileSync(goModPath, rendered);
+  // go.sum entries for the old version are useless now; the build with -mod=mod writes the new ones.
+  fs.rmSync(path.join(repoRoot, 'hack', dir, 'go.sum'), { force: true });
+}
+
+async function buildGroup(g: BuildGroup, versions: PinnedVersions, log: Logger): Promise<void> {
+  const version = g.version(versions);
+  const finalDir = path.join(cacheRoot(), g.id, version);
+  const tmpDir = `${finalDir}.building-${process.pid}`;
+  fs.rmSync(tmpDir, { recursive: true, force: true });
+  fs.mkdirSync(tmpDir, { recursive: true });
+  const started = Date.now();
+  const what = `${g.binaries.join(', ')} (${g.id} ${version})`;
+  log(`building ${what} with Go; a cold build can take several minutes`);
+  const heartbeat = setInterval(() => log(`  still building ${g.id}... ${formatDuration(Date.now() - started)}`), 60_000);
+  try {
+    await g.prepare?.(versions, log);
+    const cmd = g.command(versions, tmpDir);
+    await runGo(cmd.args, cmd.cwd, cmd.env, path.join(cacheRoot(), 'logs', `build-${g.id}-${version}.log`));
+    for (const b of g.binaries) {
+      if (!isExecutable(path.join(tmpDir, b))) throw new BuildError(`go build finished but produced no ${b} in ${tmpDir}`);
+    }
+    // Rename into place only when complete, so an interrupted build never leaves a half binary in the cache.
+    fs.mkdirSync(finalDir, { recursive: true });
+    for (const b of g.binaries) fs.renameSync(path.join(tmpDir, b), path.join(finalDir, b));
+    log(`built ${what} in ${formatDuration(Date.now() - started)}`);
+  } finally {
+    clearInterval(heartbeat);
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Resolve every requested binary, building the missing ones (in parallel: Go's build cache is
+ * safe to share, and downloads of one overlap compiles of another).
+ */
+export async function ensureBinaries(
+  names: BinaryName[] = ALL_BINARIES,
+  log: Logger = (l) => process.stderr.write(l + '\n'),
+): Promise<Record<BinaryName, string>> {
+  const versions = loadVersions();
+  const result: Partial<Record<BinaryName, string>> = {};
+  const missingGroups = new Set<BuildGroup>();
+  for (const name of names) {
+    const found = locateBinary(name, versions);
+    if (found) {
+      result[name] = found.path;
+      if (found.source !== 'cache') log(`using ${name} from ${found.source === 'env' ? envVarFor(name) : 'PATH'}: ${found.path}`);
+    } else {
+      missingGroups.add(groupOf(name));
+    }
+  }
+  const failures: Error[] = [];
+  await Promise.all(
+    [...missingGroups].map((g) => buildGroup(g, versions, log).catch((e: Error) => failures.push(e))),
+  );
+  if (failures.length) throw new BuildError(failures.map((f) => f.message).join('\n\n'));
+  for (const name of names) result[name] ??= cachedPath(name, versions);
+  return result as Record<BinaryName, string>;
+}

@@ -1,0 +1,76 @@
+import * as k8s from '@kubernetes/client-node';
+
+/** kwok manages only nodes carrying this annotation, so it never touches a real node by mistake. */
+export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+export const KWOK_NODE_LABEL = 'temporal-kcm.dev/local-node';
+export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+
+export function nodeName(i: number): string {
+  return `kwok-node-${i}`;
+}
+
+/** A Node as a kubelet would register it; kwok's node stages then fill conditions, addresses and its Lease. */
+export function nodeManifest(i: number): k8s.V1Node {
+  const name = nodeName(i);
+  const resources = { cpu: '32', memory: '256Gi', pods: '110', 'ephemeral-storage': '100Gi' };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: {
+        [KWOK_NODE_LABEL]: 'true',
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        'node.kubernetes.io/instance-type': 'kwok',
+        'topology.kubernetes.io/region': 'local',
+        'topology.kubernetes.io/zone': ZONES[i % ZONES.length],
+      },
+    },
+    spec: {},
+    status: { allocatable: resources, capacity: resources, phase: 'Running' },
+  };
+}
+
+function errorCode(e: unknown): number | undefined {
+  const err = e as { code?: number; statusCode?: number; response?: { statusCode?: number } };
+  return err.code ?? err.statusCode ?? err.response?.statusCode;
+}
+
+/** Exactly `count` fake nodes: missing ones are registered, surplus ones (from an earlier `--nodes`) removed. */
+export async function ensureNodes(kc: k8s.KubeConfig, count: number): Promise<void> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const existing = await core.listNode({ labelSelector: `${KWOK_NODE_LABEL}=true` });
+  const have = new Set(existing.items.map((n) => n.metadata?.name));
+  for (let i = 0; i < count; i++) {
+    if (have.has(nodeName(i))) continue;
+    try {
+      await core.createNode({ body: nodeManifest(i) });
+    } catch (e) {
+      if (errorCode(e) !== 409) throw e;
+    }
+  }
+  const wanted = new Set(Array.from({ length: count }, (_, i) => nodeName(i)));
+  for (const n of existing.items) {
+    const name = n.metadata?.name;
+    if (name && !wanted.has(name)) {
+      try {
+        await core.deleteNode({ name });
+      } catch (e) {
+        if (errorCode(e) !== 404) throw e;
+      }
+    }
+  }
+}
+
+export function isNodeReady(n: k8s.V1Node): boolean {
+  return (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+export async function readyNodeCount(kc: k8s.KubeConfig): Promise<{ ready: number; total: number }> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const list = await core.listNode({ labelSelector: `${KWOK_NODE_LABEL}=true` });
+  return { ready: list.items.filter(isNodeReady).length, total: list.items.length };
+}

@@ -1,0 +1,98 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { findOnPath } from './binaries';
+
+/** The service CIDR's first address is the in-cluster `kubernetes` Service; the serving cert must name it. */
+export const SERVICE_CLUSTER_IP_RANGE = '10.96.0.0/16';
+export const KUBERNETES_SERVICE_IP = '10.96.0.1';
+
+export interface ClientIdentity {
+  /** file stem under pki/ */
+  file: string;
+  commonName: string;
+  organization?: string;
+}
+
+/**
+ * Client certificates of the local cluster. Their names are the identities that upstream's
+ * bootstrap RBAC policy already grants (system:kube-scheduler, system:kube-controller-manager),
+ * so each component runs with the rights it has in a real cluster, not as admin.
+ */
+export const CLIENTS: ClientIdentity[] = [
+  { file: 'admin', commonName: 'kubernetes-admin', organization: 'system:masters' },
+  { file: 'kube-scheduler', commonName: 'system:kube-scheduler' },
+  { file: 'kube-controller-manager', commonName: 'system:kube-controller-manager' },
+];
+
+export interface Pki {
+  dir: string;
+  caCert: string;
+  caKey: string;
+  apiserverCert: string;
+  apiserverKey: string;
+  serviceAccountKey: string;
+  serviceAccountPub: string;
+  client(file: string): { cert: string; key: string };
+}
+
+function openssl(args: string[]): void {
+  try {
+    execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    const err = e as { stderr?: Buffer; message: string };
+    throw new Error(`openssl ${args[0]} failed: ${err.stderr?.toString().trim() || err.message}`);
+  }
+}
+
+export function pkiPaths(dataDir: string): Pki {
+  const dir = path.join(dataDir, 'pki');
+  return {
+    dir,
+    caCert: path.join(dir, 'ca.crt'),
+    caKey: path.join(dir, 'ca.key'),
+    apiserverCert: path.join(dir, 'apiserver.crt'),
+    apiserverKey: path.join(dir, 'apiserver.key'),
+    serviceAccountKey: path.join(dir, 'sa.key'),
+    serviceAccountPub: path.join(dir, 'sa.pub'),
+    client: (file) => ({ cert: path.join(dir, `${file}.crt`), key: path.join(dir, `${file}.key`) }),
+  };
+}
+
+/**
+ * Create the cluster's CA, serving cert, client certs and service-account signing keys once;
+ * later `up`s reuse them so kubeconfigs and issued tokens stay valid across restarts.
+ */
+export function ensurePki(dataDir: string): Pki {
+  const p = pkiPaths(dataDir);
+  const wanted = [p.caCert, p.caKey, p.apiserverCert, p.apiserverKey, p.serviceAccountKey, p.serviceAccountPub,
+    ...CLIENTS.flatMap((c) => [p.client(c.file).cert, p.client(c.file).key])];
+  if (wanted.every((f) => fs.existsSync(f))) return p;
+  if (!findOnPath('openssl')) {
+    throw new Error('openssl is not on PATH; it is needed once to create the local cluster certificates (apt-get install openssl)');
+  }
+  fs.mkdirSync(p.dir, { recursive: true, mode: 0o700 });
+  const days = '3650';
+  if (!fs.existsSync(p.caCert) || !fs.existsSync(p.caKey)) {
+    openssl(['req', '-x509', '-new', '-nodes', '-newkey', 'rsa:2048', '-keyout', p.caKey, '-out', p.caCert,
+      '-days', days, '-subj', '/CN=temporal-kcm-local-ca',
+      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature']);
+  }
+  const signed = (out: { cert: string; key: string }, subject: string, exts: string[]) =>
+    openssl(['req', '-x509', '-new', '-nodes', '-newkey', 'rsa:2048', '-keyout', out.key, '-out', out.cert,
+      '-CA', p.caCert, '-CAkey', p.caKey, '-days', days, '-subj', subject,
+      '-addext', 'basicConstraints=critical,CA:FALSE', '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment',
+      ...exts.flatMap((e) => ['-addext', e])]);
+  const sans = ['IP:127.0.0.1', 'IP:::1', `IP:${KUBERNETES_SERVICE_IP}`, 'DNS:localhost', 'DNS:kubernetes',
+    'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', 'DNS:kubernetes.default.svc.cluster.local'];
+  signed({ cert: p.apiserverCert, key: p.apiserverKey }, '/CN=kube-apiserver',
+    ['extendedKeyUsage=serverAuth', `subjectAltName=${sans.join(',')}`]);
+  for (const c of CLIENTS) {
+    const subject = `/CN=${c.commonName}` + (c.organization ? `/O=${c.organization}` : '');
+    signed(p.client(c.file), subject, ['extendedKeyUsage=clientAuth']);
+  }
+  openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', p.serviceAccountKey]);
+  openssl(['pkey', '-in', p.serviceAccountKey, '-pubout', '-out', p.serviceAccountPub]);
+  for (const f of fs.readdirSync(p.dir)) if (f.endsWith('.key')) fs.chmodSync(path.join(p.dir, f), 0o600);
+  return p;
+}

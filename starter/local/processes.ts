@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** What `up` records for each process it starts, so `down` can stop exactly that process and nothing else. */
+export interface PidRecord {
+  pid: number;
+  binary: string;
+  startedAt: string;
+}
+
+export function runDir(dataDir: string): string {
+  return path.join(dataDir, 'run');
+}
+
+export function logDir(dataDir: string): string {
+  return path.join(dataDir, 'logs');
+}
+
+function pidFile(dataDir: string, name: string): string {
+  return path.join(runDir(dataDir), `${name}.pid`);
+}
+
+export function readPid(dataDir: string, name: string): PidRecord | undefined {
+  try {
+    const rec = JSON.parse(fs.readFileSync(pidFile(dataDir, name), 'utf8')) as PidRecord;
+    return Number.isInteger(rec.pid) && rec.pid > 0 ? rec : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function removePid(dataDir: string, name: string): void {
+  fs.rmSync(pidFile(dataDir, name), { force: true });
+}
+
+/**
+ * A pid file is only trusted while the pid still runs the binary we started: after a crash or a
+ * reboot the number may belong to an unrelated process, which we must never signal.
+ */
+export function isOurs(rec: PidRecord | undefined): rec is PidRecord {
+  if (!rec) return false;
+  try {
+    const stat = fs.readFileSync(`/proc/${rec.pid}/stat`, 'utf8');
+    // field 3 is the state; Z = exited but not reaped: as good as gone.
+    if (/^\d+ \(.*\) Z/.test(stat)) return false;
+    const argv0 = fs.readFileSync(`/proc/${rec.pid}/cmdline`, 'utf8').split('\0')[0];
+    return argv0 === rec.binary;
+  } catch {
+    return false;
+  }
+}
+
+export interface StartSpec {
+  name: string;
+  binary: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** Start a process detached from us (it outlives `local up`), logging to <data>/logs/<name>.log. */
+export function startDetached(dataDir: string, spec: StartSpec): PidRecord {
+  fs.mkdirSync(runDir(dataDir), { recursive: true });
+  fs.mkdirSync(logDir(dataDir), { recursive: true });
+  const logPath = path.join(logDir(dataDir), `${spec.name}.log`);
+  const out = fs.openSync(logPath, 'a');
+  fs.writeSync(out, `\n===== ${new Date().toISOString()} starting ${spec.binary} ${spec.args.join(' ')}\n`);
+  const child = spawn(spec.binary, spec.args, {
+    cwd: spec.cwd ?? dataDir,
+    env: { ...process.env, ...spec.env },
+    detached: true,
+    stdio: ['ignore', out, out],
+  });
+  fs.closeSync(out);
+  if (child.pid === undefined) throw new Error(`could not start ${spec.name} (${spec.binary})`);
+  child.unref();
+  const rec: PidRecord = { pid: child.pid, binary: spec.binary, startedAt: new Date().toISOString() };
+  fs.writeFileSync(pidFile(dataDir, spec.name), JSON.stringify(rec) + '\n');
+  return rec;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+export async function stopProcess(dataDir: string, name: string, graceMs = 10_000): Promise<'stopped' | 'not-running'> {
+  const rec = readPid(dataDir, name);
+  if (!isOurs(rec)) {
+    removePid(dataDir, name);
+    return 'not-running';
+  }
+  try {
+    // The process leads its own group (detached), so this also reaches any helper it forked.
+    process.kill(-rec.pid, 'SIGTERM');
+  } catch {
+    try { process.kill(rec.pid, 'SIGTERM'); } catch { /* already gone */ }
+  }
+  const deadline = Date.now() + graceMs;
+  while (isOurs(rec) && Date.now() < deadline) await sleep(100);
+  if (isOurs(rec)) {
+    try { process.kill(-rec.pid, 'SIGKILL'); } catch { try { process.kill(rec.pid, 'SIGKILL'); } catch { /* gone */ } }
+    while (isOurs(rec)) await sleep(50);
+  }
+  removePid(dataDir, name);
+  return 'stopped';
+}
+
+export function tailLog(dataDir: string, name: string, lines = 25): string {
+  try {
+    return fs.readFileSync(path.join(logDir(dataDir), `${name}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}

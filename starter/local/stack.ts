@@ -1,0 +1,442 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { BinaryName, Logger, ensureBinaries } from './binaries';
+import { repoRoot } from './paths';
+import { CLIENTS, Pki, SERVICE_CLUSTER_IP_RANGE, ensurePki, pkiPaths } from './pki';
+import { renderKubeconfig } from './kubeconfig';
+import { PortAllocator, isPortFree } from './ports';
+import { PidRecord, isOurs, readPid, removePid, startDetached, stopProcess, tailLog } from './processes';
+import { probe } from './http-probe';
+import { KWOK_NODE_ANNOTATION, ensureNodes, readyNodeCount } from './nodes';
+import { ensureSearchAttributes, temporalHealthy } from './temporal-dev';
+
+export type ComponentName = 'etcd' | 'temporal' | 'kube-apiserver' | 'kube-scheduler' | 'kwok';
+export type PortName =
+  | 'etcd' | 'etcdPeer' | 'apiserver' | 'scheduler' | 'kwok' | 'temporal' | 'temporalUi' | 'temporalHttp' | 'temporalMetrics';
+
+export const PORT_NAMES: PortName[] = [
+  'etcd', 'etcdPeer', 'apiserver', 'scheduler', 'kwok', 'temporal', 'temporalUi', 'temporalHttp', 'temporalMetrics',
+];
+
+/** Written by `up` into <data>/state.json; `env`, `status` and tests read it. */
+export interface StackState {
+  dataDir: string;
+  nodes: number;
+  ports: Record<PortName, number>;
+  binaries: Partial<Record<BinaryName, string>>;
+}
+
+export interface UpOptions {
+  dataDir: string;
+  nodes?: number;
+  /** explicit ports; a busy one is an error. Others are picked free (previous ones preferred). */
+  ports?: Partial<Record<PortName, number>>;
+  log?: Logger;
+  timeoutMs?: number;
+}
+
+export class StackError extends Error {}
+
+interface Ctx {
+  dataDir: string;
+  ports: Record<PortName, number>;
+  pki: Pki;
+  bins: Record<BinaryName, string>;
+  advertiseAddress?: string;
+}
+
+interface Component {
+  name: ComponentName;
+  binary: BinaryName;
+  ports: PortName[];
+  dependsOn: ComponentName[];
+  args(ctx: Ctx): string[];
+  healthy(ctx: Ctx): Promise<boolean>;
+}
+
+const kubeconfigPath = (dataDir: string, who: string) => path.join(dataDir, `${who}.kubeconfig`);
+
+const COMPONENTS: Component[] = [
+  {
+    name: 'etcd',
+    binary: 'etcd',
+    ports: ['etcd', 'etcdPeer'],
+    dependsOn: [],
+    args: ({ dataDir, ports }) => [
+      '--name=temporal-kcm-local',
+      `--data-dir=${path.join(dataDir, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${ports.etcd}`,
+      `--advertise-client-urls=http://127.0.0.1:${ports.etcd}`,
+      `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+      `--initial-cluster=temporal-kcm-local=http://127.0.0.1:${ports.etcdPeer}`,
+      '--listen-metrics-urls=',
+      '--log-level=warn',
+      '--quota-backend-bytes=8589934592',
+    ],
+    healthy: async ({ ports }) => {
+      const r = await probe(`http://127.0.0.1:${ports.etcd}/health`);
+      return r.status === 200 && r.body.includes('"true"');
+    },
+  },
+  {
+    name: 'temporal',
+    binary: 'temporal',
+    ports: ['temporal', 'temporalUi', 'temporalHttp', 'temporalMetrics'],
+    dependsOn: [],
+    args: ({ dataDir, ports }) => [
+      'server', 'start-dev',
+      '--ip', '127.0.0.1',
+      '--ui-ip', '127.0.0.1',
+      '--port', String(ports.temporal),
+      '--ui-port', String(ports.temporalUi),
+      '--http-port', String(ports.temporalHttp),
+      '--metrics-port', String(ports.temporalMetrics),
+      '--db-filename', path.join(dataDir, 'temporal', 'temporal.db'),
+      '--namespace', 'default',
+      '--log-level', 'warn',
+    ],
+    healthy: ({ ports }) => temporalHealthy(`127.0.0.1:${ports.temporal}`),
+  },
+  {
+    name: 'kube-apiserver',
+    binary: 'kube-apiserver',
+    ports: ['apiserver'],
+    dependsOn: ['etcd'],
+    args: ({ dataDir, ports, pki, advertiseAddress }) => [
+      `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${ports.apiserver}`,
+      `--cert-dir=${path.join(dataDir, 'apiserver')}`,
+      `--tls-cert-file=${pki.apiserverCert}`,
+      `--tls-private-key-file=${pki.apiserverKey}`,
+      `--client-ca-file=${pki.caCert}`,
+      '--authorization-mode=Node,RBAC',
+      `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${pki.serviceAccountPub}`,
+      `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+      '--allow-privileged=true',
+      '--profiling=false',
+      // The `kubernetes` Service's endpoints may not be loopback (API validation), and this
+      // apiserver listens on loopback only; with no other address to offer we publish none.
+      ...(advertiseAddress
+        ? [`--advertise-address=${advertiseAddress}`]
+        : ['--advertise-address=127.0.0.1', '--endpoint-reconciler-type=none']),
+    ],
+    healthy: async ({ ports, pki }) => {
+      const admin = pki.client('admin');
+      const r = await probe(`https://127.0.0.1:${ports.apiserver}/readyz`, {
+        ca: fs.readFileSync(pki.caCert), cert: fs.readFileSync(admin.cert), key: fs.readFileSync(admin.key),
+      });
+      return r.status === 200;
+    },
+  },
+  {
+    name: 'kube-scheduler',
+    binary: 'kube-scheduler',
+    ports: ['scheduler'],
+    dependsOn: ['kube-apiserver'],
+    args: ({ dataDir, ports }) => {
+      const kc = kubeconfigPath(dataDir, 'kube-scheduler');
+      return [
+        `--kubeconfig=${kc}`,
+        `--authentication-kubeconfig=${kc}`,
+        `--authorization-kubeconfig=${kc}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${ports.scheduler}`,
+        `--cert-dir=${path.join(dataDir, 'scheduler')}`,
+        '--leader-elect=false',
+      ];
+    },
+    healthy: async ({ ports }) => (await probe(`https://127.0.0.1:${ports.scheduler}/healthz`, { insecure: true })).status === 200,
+  },
+  {
+    name: 'kwok',
+    binary: 'kwok',
+    ports: ['kwok'],
+    dependsOn: ['kube-apiserver'],
+    args: ({ dataDir, ports }) => [
+      `--kubeconfig=${kubeconfigPath(dataDir, 'admin')}`,
+      `--config=${path.join(repoRoot, 'hack', 'kwok', 'stages.yaml')}`,
+      '--manage-all-nodes=false',
+      `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+      '--node-lease-duration-seconds=40',
+      '--cidr=10.244.0.0/16',
+      `--server-address=127.0.0.1:${ports.kwok}`,
+    ],
+    healthy: async ({ ports }) => (await probe(`http://127.0.0.1:${ports.kwok}/healthz`)).status === 200,
+  },
+];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function statePath(dataDir: string): string {
+  return path.join(dataDir, 'state.json');
+}
+
+export function readState(dataDir: string): StackState | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(statePath(dataDir), 'utf8')) as StackState;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A non-loopback IPv4 of this machine, for the `kubernetes` Service's endpoints. */
+function hostAddress(): string | undefined {
+  for (const addrs of Object.values(os.networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return undefined;
+}
+
+/** Serialise `up`/`down` on one data dir; a lock left by a dead process is taken over. */
+async function withLock<T>(dataDir: string, fn: () => Promise<T>): Promise<T> {
+  const lock = path.join(dataDir, 'run', 'stack.lock');
+  fs.mkdirSync(path.dirname(lock), { recursive: true });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch {
+      const holder = Number(fs.readFileSync(lock, 'utf8').trim());
+      let alive = false;
+      try { process.kill(holder, 0); alive = holder !== process.pid; } catch { alive = false; }
+      if (!alive) { fs.rmSync(lock, { force: true }); continue; }
+      if (Date.now() > deadline) throw new StackError(`another temporal-kcm (pid ${holder}) holds ${lock}`);
+      await sleep(250);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+}
+
+function writeKubeconfigs(ctx: Ctx): void {
+  for (const c of CLIENTS) {
+    const { cert, key } = ctx.pki.client(c.file);
+    fs.writeFileSync(
+      kubeconfigPath(ctx.dataDir, c.file),
+      renderKubeconfig({ server: `https://127.0.0.1:${ctx.ports.apiserver}`, caCertFile: ctx.pki.caCert, clientCertFile: cert, clientKeyFile: key, user: c.commonName }),
+      { mode: 0o600 },
+    );
+  }
+}
+
+async function startAndWait(ctx: Ctx, c: Component, timeoutMs: number, log: Logger): Promise<void> {
+  const t0 = Date.now();
+  fs.mkdirSync(path.join(ctx.dataDir, 'temporal'), { recursive: true });
+  const rec: PidRecord = startDetached(ctx.dataDir, { name: c.name, binary: ctx.bins[c.binary], args: c.args(ctx) });
+  for (;;) {
+    if (await c.healthy(ctx)) break;
+    if (!isOurs(rec)) {
+      removePid(ctx.dataDir, c.name);
+      throw new StackError(
+        `${c.name} exited during start-up. Last lines of ${path.join(ctx.dataDir, 'logs', c.name + '.log')}:\n` +
+          tailLog(ctx.dataDir, c.name) + '\n' + recoveryHint(ctx.dataDir, c.name),
+      );
+    }
+    if (Date.now() - t0 > timeoutMs) {
+      await stopProcess(ctx.dataDir, c.name);
+      throw new StackError(`${c.name} did not become healthy within ${timeoutMs / 1000}s; it was stopped. Last log lines:\n${tailLog(ctx.dataDir, c.name)}`);
+    }
+    await sleep(200);
+  }
+  log(`  ${c.name.padEnd(15)} ready in ${((Date.now() - t0) / 1000).toFixed(1)}s (pid ${rec.pid})`);
+}
+
+function recoveryHint(dataDir: string, name: ComponentName): string {
+  if (name === 'etcd' || name === 'temporal') {
+    return `If its data was left damaged by a crash, \`temporal-kcm local down --purge --data-dir ${dataDir}\` removes the data dir and the next \`up\` starts clean.`;
+  }
+  return `Fix the cause above and run \`temporal-kcm local up\` again; parts already running are kept.`;
+}
+
+/**
+ * Bring the stack up, or complete it: parts already running (by pid file) are kept, dead ones are
+ * started again on their data, and a part whose dependency restarted is restarted too (its
+ * kubeconfig may name a new apiserver port).
+ */
+export async function up(opts: UpOptions): Promise<StackState> {
+  const dataDir = path.resolve(opts.dataDir);
+  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const nodes = opts.nodes ?? readState(dataDir)?.nodes ?? 3;
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > 1000) throw new StackError(`--nodes must be 1..1000, got ${nodes}`);
+  fs.mkdirSync(dataDir, { recursive: true });
+  const bins = await ensureBinaries(undefined, log);
+  return withLock(dataDir, async () => {
+    const t0 = Date.now();
+    const prev = readState(dataDir);
+    const pki = ensurePki(dataDir);
+
+    const willStart = new Set<ComponentName>();
+    for (const c of COMPONENTS) {
+      const running = isOurs(readPid(dataDir, c.name)) && prev !== undefined;
+      const depRestarts = c.dependsOn.some((d) => willStart.has(d));
+      if (running && !depRestarts) continue;
+      if (running) await stopProcess(dataDir, c.name);
+      else removePid(dataDir, c.name); // stale pid file from a crash
+      willStart.add(c.name);
+    }
+
+    const alloc = new PortAllocator();
+    const ports = {} as Record<PortName, number>;
+    for (const c of COMPONENTS.filter((c) => !willStart.has(c.name))) {
+      for (const p of c.ports) { ports[p] = prev!.ports[p]; alloc.reserve(ports[p]); }
+    }
+    for (const c of COMPONENTS.filter((c) => willStart.has(c.name))) {
+      for (const p of c.ports) {
+        const purpose = `${c.name} (${p})`;
+        const requested = opts.ports?.[p] ?? 0;
+        const previous = prev?.ports[p];
+        if (requested > 0) ports[p] = await alloc.take(purpose, requested);
+        // Same port as last time when we can: Web UI bookmarks and exported env stay valid.
+        else if (previous && (await isPortFree(previous))) ports[p] = await alloc.take(purpose, previous).catch(() => alloc.take(purpose));
+        else ports[p] = await alloc.take(purpose);
+      }
+    }
+
+    const ctx: Ctx = { dataDir, ports, pki, bins, advertiseAddress: hostAddress() };
+    writeKubeconfigs(ctx);
+    const state: StackState = { dataDir, nodes, ports, binaries: bins };
+
+    const timeoutMs = opts.timeoutMs ?? 120_000;
+    if (willStart.size) log(`starting ${[...willStart].join(', ')} (data in ${dataDir})`);
+    const waves: ComponentName[][] = [['etcd', 'temporal'], ['kube-apiserver'], ['kube-scheduler', 'kwok']];
+    try {
+      for (const wave of waves) {
+        await Promise.all(
+          COMPONENTS.filter((c) => wave.includes(c.name) && willStart.has(c.name)).map((c) => startAndWait(ctx, c, timeoutMs, log)),
+        );
+      }
+    } finally {
+      fs.writeFileSync(statePath(dataDir), JSON.stringify(state, null, 2) + '\n');
+    }
+
+    await ensureSearchAttributes(`127.0.0.1:${ports.temporal}`, 'default');
+    const kc = adminKubeConfig(dataDir);
+    await ensureNodes(kc, nodes);
+    await waitFor(async () => {
+      const { ready, total } = await readyNodeCount(kc);
+      return ready === nodes && total === nodes;
+    }, timeoutMs, `${nodes} kwok nodes to become Ready (see ${path.join(dataDir, 'logs', 'kwok.log')})`);
+    log(`local stack up in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    return state;
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch (e) {
+      lastErr = e;
+    }
+    if (Date.now() > deadline) throw new StackError(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
+    await sleep(250);
+  }
+}
+
+export function adminKubeConfig(dataDir: string): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(kubeconfigPath(path.resolve(dataDir), 'admin'));
+  return kc;
+}
+
+/** Stop every part `up` started (reverse order), by pid file; processes we did not start are never signalled. */
+export async function down(dataDir: string, opts: { purge?: boolean; log?: Logger } = {}): Promise<ComponentName[]> {
+  dataDir = path.resolve(dataDir);
+  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  if (!fs.existsSync(dataDir)) return [];
+  const stopped = await withLock(dataDir, async () => {
+    const out: ComponentName[] = [];
+    for (const c of [...COMPONENTS].reverse()) {
+      if ((await stopProcess(dataDir, c.name)) === 'stopped') {
+        out.push(c.name);
+        log(`stopped ${c.name}`);
+      }
+    }
+    return out;
+  });
+  if (opts.purge) {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    log(`removed ${dataDir}`);
+  }
+  return stopped;
+}
+
+export interface PartStatus {
+  name: ComponentName;
+  pid?: number;
+  running: boolean;
+  healthy: boolean;
+  address: string;
+}
+
+export async function status(dataDir: string): Promise<{ state?: StackState; parts: PartStatus[] }> {
+  dataDir = path.resolve(dataDir);
+  const state = readState(dataDir);
+  const parts: PartStatus[] = [];
+  for (const c of COMPONENTS) {
+    const rec = readPid(dataDir, c.name);
+    const running = isOurs(rec);
+    let healthy = false;
+    if (running && state) {
+      const ctx: Ctx = { dataDir, ports: state.ports, pki: pkiPaths(dataDir), bins: state.binaries as Record<BinaryName, string> };
+      healthy = await c.healthy(ctx).catch(() => false);
+    }
+    parts.push({ name: c.name, pid: running ? rec?.pid : undefined, running, healthy, address: state ? describeAddress(c.name, state) : '-' });
+  }
+  return { state, parts };
+}
+
+function describeAddress(name: ComponentName, s: StackState): string {
+  const p = s.ports;
+  switch (name) {
+    case 'etcd': return `http://127.0.0.1:${p.etcd}`;
+    case 'temporal': return `127.0.0.1:${p.temporal} (Web UI http://127.0.0.1:${p.temporalUi})`;
+    case 'kube-apiserver': return `https://127.0.0.1:${p.apiserver}`;
+    case 'kube-scheduler': return `https://127.0.0.1:${p.scheduler}`;
+    case 'kwok': return `http://127.0.0.1:${p.kwok} (${s.nodes} nodes)`;
+  }
+}
+
+/** The values `env` prints; throws if the stack is not fully running. */
+export async function connectionEnv(dataDir: string): Promise<Record<string, string>> {
+  dataDir = path.resolve(dataDir);
+  const { state, parts } = await status(dataDir);
+  const down = parts.filter((p) => !p.running);
+  if (!state || down.length) {
+    throw new StackError(
+      `the local stack in ${dataDir} is not running` + (state ? ` (${down.map((d) => d.name).join(', ')} down)` : '') +
+        `; start it with \`temporal-kcm local up${dataDir === path.resolve('.local') ? '' : ` --data-dir ${dataDir}`}\``,
+    );
+  }
+  return {
+    KUBECONFIG: kubeconfigPath(dataDir, 'admin'),
+    TEMPORAL_ADDRESS: `127.0.0.1:${state.ports.temporal}`,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_UI_URL: `http://127.0.0.1:${state.ports.temporalUi}`,
+    TEMPORAL_KCM_DATA_DIR: dataDir,
+  };
+}
+
+export function describeStack(s: StackState): string {
+  return [
+    `kube-apiserver  https://127.0.0.1:${s.ports.apiserver}   kubeconfig ${kubeconfigPath(s.dataDir, 'admin')}`,
+    `etcd            http://127.0.0.1:${s.ports.etcd}`,
+    `kube-scheduler  https://127.0.0.1:${s.ports.scheduler}`,
+    `kwok            http://127.0.0.1:${s.ports.kwok}   ${s.nodes} nodes`,
+    `temporal        127.0.0.1:${s.ports.temporal}   namespace default`,
+    `Temporal Web UI http://127.0.0.1:${s.ports.temporalUi}`,
+    `logs            ${path.join(s.dataDir, 'logs')}`,
+  ].join('\n');
+}

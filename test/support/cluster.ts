@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import * as k8s from '@kubernetes/client-node';
+import { adminKubeConfig, readState } from '../../starter/local/stack';
+import { TEST_DATA_DIR } from './stack';
+
+export function testKubeConfig(): k8s.KubeConfig {
+  return adminKubeConfig(TEST_DATA_DIR);
+}
+
+export function temporalAddress(): string {
+  const state = readState(TEST_DATA_DIR);
+  if (!state) throw new Error(`no local stack state in ${TEST_DATA_DIR}: did jest global setup run?`);
+  return `127.0.0.1:${state.ports.temporal}`;
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * A namespace of the test's own. Until this project runs the serviceaccount controller, the test
+ * creates the `default` ServiceAccount itself: the ServiceAccount admission plugin rejects pods
+ * in a namespace without it, exactly as on a cluster with no controller manager.
+ */
+export async function freshNamespace(kc: k8s.KubeConfig, prefix: string): Promise<string> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const name = uniqueName(`t-${prefix}`);
+  await core.createNamespace({ body: { metadata: { name, labels: { 'temporal-kcm.dev/test': prefix } } } });
+  await core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: 'default' } } });
+  return name;
+}
+
+export async function eventually<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+  intervalMs = 250,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v as T;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
