@@ -67,15 +67,35 @@ const BUILD_GROUPS: BuildGroup[] = [
     binaries: ['kube-apiserver', 'kube-scheduler', 'kube-controller-manager', 'kubectl'],
     version: (v) => v.kubernetes,
     prepare: async (v, log) => ensureWrapperModule('k8s', 'k8s.io/kubernetes', v.kubernetes, log),
-    command: (_v, outDir) => ({
+    command: (v, outDir) => ({
       args: [
-        'build', '-mod=mod', '-trimpath', '-o', outDir + path.sep,
+        'build', '-mod=mod', '-trimpath', '-ldflags', kubernetesVersionLdflags(v.kubernetes), '-o', outDir + path.sep,
         ...['kube-apiserver', 'kube-scheduler', 'kube-controller-manager', 'kubectl'].map((c) => `k8s.io/kubernetes/cmd/${c}`),
       ],
       cwd: path.join(repoRoot, 'hack', 'k8s'),
     }),
   },
 ];
+
+/**
+ * Upstream's release build stamps the version into the binaries; without it kube-apiserver reports
+ * v0.0.0-master to every client (kubectl version, discovery), and version-skew checks misfire.
+ */
+export function kubernetesVersionLdflags(version: string): string {
+  const m = /^v(\d+)\.(\d+)\./.exec(version);
+  if (!m) throw new Error(`not a Kubernetes release tag: ${version}`);
+  const vars: Record<string, string> = {
+    gitVersion: version,
+    gitMajor: m[1],
+    gitMinor: m[2],
+    gitCommit: 'unknown',
+    gitTreeState: 'archive',
+    buildDate: '1970-01-01T00:00:00Z',
+  };
+  return Object.entries(vars)
+    .flatMap(([k, val]) => ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'].map((pkg) => `-X ${pkg}.${k}=${val}`))
+    .join(' ');
+}
 
 function groupOf(name: BinaryName): BuildGroup {
   const g = BUILD_GROUPS.find((b) => b.binaries.includes(name));
@@ -117,18 +137,21 @@ export interface ResolvedBinary {
   source: 'env' | 'path' | 'cache' | 'built';
 }
 
-/** Where a binary would come from without building: env var, then PATH, then our cache. */
+/**
+ * Where a binary comes from without building: the env var a user set, then our cache (exactly the
+ * pinned version), then PATH (a release binary the user installed saves the build).
+ */
 export function locateBinary(name: BinaryName, versions: PinnedVersions = loadVersions()): ResolvedBinary | undefined {
   const envVar = envVarFor(name);
   const fromEnv = process.env[envVar];
   if (fromEnv) {
-    if (!isExecutable(fromEnv)) throw new Error(`${envVar}=${fromEnv} is not an executable file`);
+    if (!isExecutable(fromEnv)) throw new BuildError(`${envVar}=${fromEnv} is not an executable file`);
     return { name, path: fromEnv, source: 'env' };
   }
-  const onPath = findOnPath(name);
-  if (onPath) return { name, path: onPath, source: 'path' };
   const cached = cachedPath(name, versions);
   if (isExecutable(cached)) return { name, path: cached, source: 'cache' };
+  const onPath = findOnPath(name);
+  if (onPath) return { name, path: onPath, source: 'path' };
   return undefined;
 }
 
@@ -181,13 +204,14 @@ async function goModDownloadGoMod(module: string, version: string, logFile: stri
 export async function ensureWrapperModule(dir: 'k8s' | 'etcd', module: string, version: string, log: Logger, force = false): Promise<void> {
   const goModPath = path.join(repoRoot, 'hack', dir, 'go.mod');
   const current = fs.existsSync(goModPath) ? fs.readFileSync(goModPath, 'utf8') : '';
-  if (!force && requiredVersion(current, module) === version) return;
+  const sameVersion = requiredVersion(current, module) === version;
+  if (sameVersion && !force) return;
   log(`generating hack/${dir}/go.mod for ${module} ${version} from upstream's go.mod`);
   const upstream = await goModDownloadGoMod(module, version, path.join(cacheRoot(), 'logs', `gomod-${dir}.log`));
   const rendered = dir === 'k8s' ? renderKubernetesWrapperGoMod(upstream, version) : renderEtcdWrapperGoMod(upstream, version);
   fs.writeFileSync(goModPath, rendered);
-  // go.sum entries for the old version are useless now; the build with -mod=mod writes the new ones.
-  fs.rmSync(path.join(repoRoot, 'hack', dir, 'go.sum'), { force: true });
+  // go.sum entries for another version are useless; the build with -mod=mod writes the new ones.
+  if (!sameVersion) fs.rmSync(path.join(repoRoot, 'hack', dir, 'go.sum'), { force: true });
 }
 
 async function buildGroup(g: BuildGroup, versions: PinnedVersions, log: Logger): Promise<void> {
@@ -226,22 +250,23 @@ export async function ensureBinaries(
   log: Logger = (l) => process.stderr.write(l + '\n'),
 ): Promise<Record<BinaryName, string>> {
   const versions = loadVersions();
-  const result: Partial<Record<BinaryName, string>> = {};
   const missingGroups = new Set<BuildGroup>();
   for (const name of names) {
     const found = locateBinary(name, versions);
-    if (found) {
-      result[name] = found.path;
-      if (found.source !== 'cache') log(`using ${name} from ${found.source === 'env' ? envVarFor(name) : 'PATH'}: ${found.path}`);
-    } else {
-      missingGroups.add(groupOf(name));
-    }
+    if (!found) missingGroups.add(groupOf(name));
+    else if (found.source === 'env') log(`using ${name} from ${envVarFor(name)}: ${found.path}`);
   }
   const failures: Error[] = [];
   await Promise.all(
     [...missingGroups].map((g) => buildGroup(g, versions, log).catch((e: Error) => failures.push(e))),
   );
   if (failures.length) throw new BuildError(failures.map((f) => f.message).join('\n\n'));
-  for (const name of names) result[name] ??= cachedPath(name, versions);
+  // Resolve again after building: a group build also caches siblings that PATH had offered.
+  const result: Partial<Record<BinaryName, string>> = {};
+  for (const name of names) {
+    const found = locateBinary(name, versions)!;
+    result[name] = found.path;
+    if (found.source === 'path') log(`using ${name} from PATH: ${found.path}`);
+  }
   return result as Record<BinaryName, string>;
 }

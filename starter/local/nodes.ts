@@ -9,6 +9,12 @@ export function nodeName(i: number): string {
   return `kwok-node-${i}`;
 }
 
+/** 10.0.0.10, 10.0.0.11, ...: never routed anywhere, only reported. */
+export function nodeIP(i: number): string {
+  const n = 10 + i;
+  return `10.0.${Math.floor(n / 250)}.${n % 250}`;
+}
+
 /** A Node as a kubelet would register it; kwok's node stages then fill conditions, addresses and its Lease. */
 export function nodeManifest(i: number): k8s.V1Node {
   const name = nodeName(i);
@@ -30,7 +36,12 @@ export function nodeManifest(i: number): k8s.V1Node {
       },
     },
     spec: {},
-    status: { allocatable: resources, capacity: resources, phase: 'Running' },
+    status: {
+      allocatable: resources,
+      capacity: resources,
+      // distinct per node, as kubelets report them; kwok keeps addresses a node already has
+      addresses: [{ type: 'InternalIP', address: nodeIP(i) }, { type: 'Hostname', address: name }],
+    },
   };
 }
 

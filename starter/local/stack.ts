@@ -120,6 +120,10 @@ const COMPONENTS: Component[] = [
       `--service-account-signing-key-file=${pki.serviceAccountKey}`,
       '--allow-privileged=true',
       '--profiling=false',
+      // This admission plugin taints every new Node not-ready; upstream's node lifecycle controller
+      // lifts the taint once the node is Ready. The stack must schedule pods before any
+      // controller manager runs, so its nodes register untainted.
+      '--disable-admission-plugins=TaintNodesByCondition',
       // The `kubernetes` Service's endpoints may not be loopback (API validation), and this
       // apiserver listens on loopback only; with no other address to offer we publish none.
       ...(advertiseAddress
