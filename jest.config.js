@@ -12,6 +12,7 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 180000,
+  verbose: true,
   transform: {
     '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
     '^.+\\.m?js$': ['babel-jest', { presets: [['@babel/preset-env', { targets: { node: 'current' }, modules: 'commonjs' }]] }],
