@@ -5,6 +5,8 @@ import { defaultDataDir } from './local/paths';
 import { loadVersions } from './local/versions';
 import { PORT_NAMES, PortName, StackError, connectionEnv, describeStack, down, status, up } from './local/stack';
 import { PortInUseError } from './local/ports';
+import { RunOptions, addRunOptions, resolveRunOptions } from './run-options';
+import { runManager } from './run';
 
 /** Exit code for usage errors, as kube-controller-manager (cobra) and most CLIs use. */
 export const USAGE_EXIT_CODE = 2;
@@ -57,15 +59,24 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
 
+  const runCmd = addRunOptions(
+    program.command('run').description('run the controller manager (one replica; start as many as you like against one Temporal namespace and task queue)'),
+  );
+  runCmd.action(async (raw: Record<string, unknown>) => {
+    await runManager(resolveOrUsage(runCmd, raw));
+  });
+
   program
     .command('start')
-    .description('bring the local stack up and run the controller manager against it')
+    .description('bring the local stack up and run the controller manager against it (npm start)')
     .addOption(dataDirOption())
     .addOption(new Option('--nodes <n>', 'number of kwok fake nodes').argParser(intArg(1, 1000)))
     .action(async (opts: Record<string, unknown>) => {
       await localUp({ ...opts, timeout: 180 });
-      note('\nThe local stack is up. The controller manager (`temporal-kcm run`) is not part of this build yet; ' +
-        'the stack keeps running until `npx temporal-kcm local down`.');
+      const env = await connectionEnv(opts.dataDir as string);
+      note(`\nrunning the controller manager against it (Ctrl-C stops the manager; \`npx temporal-kcm local down\` stops the stack)`);
+      const runOpts = resolveRunOptions({ kubeconfig: env.KUBECONFIG, temporalAddress: env.TEMPORAL_ADDRESS, securePort: '0' }, {});
+      await runManager(runOpts);
     });
 
   const local = program.command('local').description('the local stack: etcd, kube-apiserver, kube-scheduler, kwok nodes, Temporal dev server');
@@ -131,6 +142,16 @@ export function buildProgram(): Command {
     });
 
   return program;
+}
+
+/** Invalid flag values are usage errors: message, usage, exit code 2 (through exitOverride). */
+function resolveOrUsage(cmd: Command, raw: Record<string, unknown>): RunOptions {
+  try {
+    return resolveRunOptions(raw, process.env);
+  } catch (e) {
+    if (e instanceof InvalidArgumentError) cmd.error(`error: ${e.message}`, { exitCode: USAGE_EXIT_CODE, code: 'temporal-kcm.invalidArgument' });
+    throw e;
+  }
 }
 
 function shellQuote(v: string): string {

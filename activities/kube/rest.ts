@@ -1,0 +1,147 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import * as k8s from '@kubernetes/client-node';
+import { TokenBucket } from './token-bucket';
+
+/** A failed API call, with what callers need to decide: status, reason, and the server's retry hint. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  /** Worth retrying: throttling, server trouble, or no answer at all (status 0). */
+  get transient(): boolean {
+    return this.status === 0 || this.status === 429 || this.status >= 500;
+  }
+}
+
+export interface RestResponse<T> {
+  status: number;
+  body: T;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  contentType?: string;
+  timeoutMs?: number;
+}
+
+export type ApiObserver = (verb: string, path: string, status: number) => void;
+
+/**
+ * A deliberately small REST client over the kubeconfig's transport settings. We use it instead of
+ * the generated typed clients because the controller needs status codes, Retry-After and
+ * arbitrary patches on every call, and a watch stream it controls.
+ */
+export class KubeRest {
+  private readonly server: string;
+
+  constructor(
+    private readonly kc: k8s.KubeConfig,
+    private readonly limiter: TokenBucket,
+    private readonly observe: ApiObserver = () => undefined,
+    master?: string,
+  ) {
+    const cluster = kc.getCurrentCluster();
+    const server = master || cluster?.server;
+    if (!server) throw new Error('kubeconfig has no current cluster server (and no --master given)');
+    this.server = server.replace(/\/$/, '');
+  }
+
+  private async options(method: string, path: string, headers: Record<string, string>, timeoutMs?: number): Promise<https.RequestOptions & { url: URL }> {
+    const url = new URL(this.server + path);
+    const opts: https.RequestOptions = { method, headers: { Accept: 'application/json', ...headers }, timeout: timeoutMs };
+    await this.kc.applyToHTTPSOptions(opts);
+    return { ...opts, url };
+  }
+
+  async request<T = unknown>(method: string, path: string, ro: RequestOptions = {}): Promise<RestResponse<T>> {
+    await this.limiter.take();
+    const headers: Record<string, string> = {};
+    let payload: string | undefined;
+    if (ro.body !== undefined) {
+      payload = JSON.stringify(ro.body);
+      headers['Content-Type'] = ro.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    const { url, ...opts } = await this.options(method, path, headers, ro.timeoutMs ?? 30_000);
+    const mod = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = mod.request(url, opts, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          this.observe(method, path, status);
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try { body = text ? JSON.parse(text) : undefined; } catch { /* non-JSON error page */ }
+          if (status >= 200 && status < 300) return resolve({ status, body: body as T });
+          const st = body as { reason?: string; message?: string } | undefined;
+          const retryAfter = Number(res.headers['retry-after']);
+          reject(new ApiError(status, st?.reason ?? 'Unknown', `${method} ${path}: ${status} ${st?.message ?? text.slice(0, 300)}`,
+            Number.isFinite(retryAfter) ? retryAfter : undefined));
+        });
+        res.on('error', (e) => reject(new ApiError(0, 'ConnectionError', `${method} ${path}: ${e.message}`)));
+      });
+      req.on('timeout', () => req.destroy(new Error('request timed out')));
+      req.on('error', (e) => { this.observe(method, path, 0); reject(new ApiError(0, 'ConnectionError', `${method} ${path}: ${e.message}`)); });
+      if (payload) req.write(payload);
+      req.end();
+    });
+  }
+
+  /**
+   * Open a watch and hand each event line to `onEvent` until the server closes it, `signal`
+   * aborts, or no byte (bookmarks included) arrives for `idleMs`.
+   */
+  async watch(path: string, onEvent: (e: { type: string; object: unknown }) => void, signal: AbortSignal, idleMs = 120_000): Promise<void> {
+    await this.limiter.take();
+    const { url, ...opts } = await this.options('GET', path, {});
+    const mod = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = mod.request(url, { ...opts, timeout: idleMs, signal }, (res) => {
+        const status = res.statusCode ?? 0;
+        this.observe('WATCH', path, status);
+        if (status !== 200) {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+          res.on('end', () => {
+            let reason = 'Unknown';
+            try { reason = (JSON.parse(text) as { reason?: string }).reason ?? reason; } catch { /* ignore */ }
+            reject(new ApiError(status, reason, `WATCH ${path}: ${status} ${text.slice(0, 300)}`));
+          });
+          return;
+        }
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buf += chunk;
+          let nl: number;
+          while ((nl = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, nl).trim();
+            buf = buf.slice(nl + 1);
+            if (!line) continue;
+            try {
+              onEvent(JSON.parse(line) as { type: string; object: unknown });
+            } catch (e) {
+              req.destroy(e as Error);
+              return;
+            }
+          }
+        });
+        res.on('end', () => resolve());
+        res.on('error', (e) => reject(new ApiError(0, 'ConnectionError', `WATCH ${path}: ${e.message}`)));
+      });
+      req.on('timeout', () => req.destroy(new Error('watch idle timeout')));
+      req.on('error', (e) => (signal.aborted ? resolve() : reject(new ApiError(0, 'ConnectionError', `WATCH ${path}: ${e.message}`))));
+      req.end();
+    });
+  }
+}

@@ -1,0 +1,289 @@
+import { Context } from '@temporalio/activity';
+import type { Logger } from 'pino';
+import { podFromTemplate } from '../workflows/replicaset/logic';
+import { selectorMatches } from '../workflows/common/selector';
+import type { OwnerRef, PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '../workflows/replicaset/types';
+import { EventRecorder, EventTarget } from './kube/events';
+import { apiCall, asActivityFailure, isStatus } from './kube/failures';
+import { KubeObject, controllerRef, podSummary, replicaOwner } from './kube/projections';
+import { ApiError, KubeRest } from './kube/rest';
+
+export interface OwnerKey {
+  kind: ReplicaOwnerKind;
+  namespace: string;
+  name: string;
+}
+
+export interface Observation {
+  /** absent when the object no longer exists */
+  owner?: ReplicaOwner;
+  /** pods it controls, plus orphans its selector matches (adoption candidates) */
+  pods: PodSummary[];
+}
+
+export interface PodRef {
+  name: string;
+  uid: string;
+  resourceVersion?: string;
+}
+
+export interface PodWriteFailure {
+  name: string;
+  status: number;
+  reason: string;
+  message: string;
+}
+
+export interface CreatePodsRequest {
+  owner: ReplicaOwner;
+  names: string[];
+}
+
+export interface CreatePodsResult {
+  created: PodSummary[];
+  failed: PodWriteFailure[];
+}
+
+export interface DeletePodsRequest {
+  owner: ReplicaOwner;
+  pods: PodRef[];
+}
+
+export interface DeletePodsResult {
+  deleted: string[];
+  failed: PodWriteFailure[];
+}
+
+export interface OwnershipRequest {
+  owner: ReplicaOwner;
+  pods: PodRef[];
+}
+
+export interface OwnershipResult {
+  /** pods as they are after the patch */
+  updated: PodSummary[];
+  /** names left alone: gone, changed meanwhile (re-observe), or the owner is being deleted */
+  skipped: string[];
+}
+
+export interface StatusUpdateRequest {
+  owner: ReplicaOwner;
+  status: ReplicaStatus;
+}
+
+export type StatusUpdateResult = { updated: true; resourceVersion: string } | { updated: false; reason: 'Conflict' | 'NotFound' };
+
+export interface ReplicaActivityDeps {
+  rest: KubeRest;
+  events: (controller: string) => EventRecorder;
+  logger: Logger;
+}
+
+const CONTROLLER_OF: Record<ReplicaOwnerKind, string> = {
+  ReplicaSet: 'replicaset-controller',
+  ReplicationController: 'replication-controller',
+};
+
+export function ownerPath(kind: ReplicaOwnerKind, namespace: string, name?: string): string {
+  const base = kind === 'ReplicaSet' ? `/apis/apps/v1/namespaces/${namespace}/replicasets` : `/api/v1/namespaces/${namespace}/replicationcontrollers`;
+  return name ? `${base}/${encodeURIComponent(name)}` : base;
+}
+
+const podPath = (ns: string, name?: string) => `/api/v1/namespaces/${ns}/pods${name ? `/${encodeURIComponent(name)}` : ''}`;
+
+function target(owner: ReplicaOwner): EventTarget {
+  return { apiVersion: owner.apiVersion, kind: owner.kind, namespace: owner.namespace, name: owner.name, uid: owner.uid, resourceVersion: owner.resourceVersion };
+}
+
+function failure(name: string, e: unknown): PodWriteFailure {
+  if (e instanceof ApiError) return { name, status: e.status, reason: e.reason, message: e.message };
+  return { name, status: 0, reason: 'Unknown', message: String(e) };
+}
+
+function ownerRefFor(owner: ReplicaOwner): OwnerRef {
+  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
+}
+
+function heartbeat(detail?: unknown): void {
+  try {
+    Context.current().heartbeat(detail);
+  } catch {
+    /* not inside an activity (unit use) */
+  }
+}
+
+/** The I/O of the replicaset / replicationcontroller engine; every write is safe to run twice. */
+export function createReplicaActivities(deps: ReplicaActivityDeps) {
+  const { rest } = deps;
+
+  async function readOwner(key: OwnerKey): Promise<ReplicaOwner | undefined> {
+    try {
+      const r = await rest.request<KubeObject>('GET', ownerPath(key.kind, key.namespace, key.name));
+      return replicaOwner(key.kind, r.body);
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  }
+
+  return {
+    /** Re-read the owner and every pod relevant to it, straight from the API (not a cache). */
+    async observeReplicaOwner(key: OwnerKey): Promise<Observation> {
+      return apiCall(async () => {
+        const owner = await readOwner(key);
+        if (!owner) return { pods: [] };
+        const list = await rest.request<{ items: KubeObject[] }>('GET', podPath(key.namespace));
+        const pods = list.body.items.map(podSummary).filter((p) => {
+          const ref = controllerRef(p.ownerReferences);
+          return ref ? ref.uid === owner.uid : selectorMatches(owner.selector, p.labels);
+        });
+        return { owner, pods };
+      });
+    },
+
+    /**
+     * Create pods with the given (deterministic) names. A name that already exists and is ours
+     * counts as created: that is this activity running a second time after a crash.
+     */
+    async createPods(req: CreatePodsRequest): Promise<CreatePodsResult> {
+      const { owner } = req;
+      const recorder = deps.events(CONTROLLER_OF[owner.kind]);
+      const created: PodSummary[] = [];
+      const failed: PodWriteFailure[] = [];
+      let transient: ApiError | undefined;
+      await Promise.all(
+        req.names.map(async (name) => {
+          try {
+            const r = await rest.request<KubeObject>('POST', podPath(owner.namespace), { body: podFromTemplate(owner, name) });
+            created.push(podSummary(r.body));
+            await recorder.record(target(owner), 'Normal', 'SuccessfulCreate', `Created pod: ${name}`);
+          } catch (e) {
+            if (isStatus(e, 409)) {
+              try {
+                const existing = podSummary((await rest.request<KubeObject>('GET', podPath(owner.namespace, name))).body);
+                if (controllerRef(existing.ownerReferences)?.uid === owner.uid) {
+                  created.push(existing);
+                  return;
+                }
+                failed.push({ name, status: 409, reason: 'AlreadyExists', message: `pod ${name} exists and is not controlled by ${owner.kind} ${owner.name}` });
+              } catch (e2) {
+                if (e2 instanceof ApiError && e2.transient) transient = e2;
+                else failed.push(failure(name, e2));
+              }
+              return;
+            }
+            if (e instanceof ApiError && e.transient) {
+              transient = e;
+              return;
+            }
+            const f = failure(name, e);
+            failed.push(f);
+            await recorder.record(target(owner), 'Warning', 'FailedCreate', `Error creating: ${f.message.replace(/^POST \S+: \d+ /, '')}`);
+          } finally {
+            heartbeat({ done: created.length + failed.length, of: req.names.length });
+          }
+        }),
+      );
+      // A throttled or failing API server: retry the whole batch; names make it idempotent.
+      if (transient) throw asActivityFailure(transient);
+      return { created, failed };
+    },
+
+    /** Delete pods by name with a UID precondition; already gone (or replaced) counts as deleted. */
+    async deletePods(req: DeletePodsRequest): Promise<DeletePodsResult> {
+      const { owner } = req;
+      const recorder = deps.events(CONTROLLER_OF[owner.kind]);
+      const deleted: string[] = [];
+      const failed: PodWriteFailure[] = [];
+      let transient: ApiError | undefined;
+      await Promise.all(
+        req.pods.map(async (p) => {
+          try {
+            await rest.request('DELETE', podPath(owner.namespace, p.name), { body: { preconditions: { uid: p.uid } } });
+            deleted.push(p.uid);
+            await recorder.record(target(owner), 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.name}`);
+          } catch (e) {
+            if (isStatus(e, 404, 409)) deleted.push(p.uid);
+            else if (e instanceof ApiError && e.transient) transient = e;
+            else {
+              const f = failure(p.name, e);
+              failed.push(f);
+              await recorder.record(target(owner), 'Warning', 'FailedDelete', `Error deleting: ${f.message}`);
+            }
+          } finally {
+            heartbeat();
+          }
+        }),
+      );
+      if (transient) throw asActivityFailure(transient);
+      return { deleted, failed };
+    },
+
+    /** Set this owner as controller of orphans its selector matches (checked against a fresh read of the owner). */
+    async adoptPods(req: OwnershipRequest): Promise<OwnershipResult> {
+      return apiCall(async () => {
+        const fresh = await readOwner(req.owner);
+        if (!fresh || fresh.uid !== req.owner.uid || fresh.deletionTimestamp) return { updated: [], skipped: req.pods.map((p) => p.name) };
+        return patchOwnerRefs(req, (refs) => (refs.some((r) => r.controller) ? undefined : [...refs, ownerRefFor(req.owner)]));
+      });
+    },
+
+    /** Drop this owner's controller reference from pods whose labels no longer match. */
+    async releasePods(req: OwnershipRequest): Promise<OwnershipResult> {
+      return apiCall(() =>
+        patchOwnerRefs(req, (refs) => (refs.some((r) => r.uid === req.owner.uid) ? refs.filter((r) => r.uid !== req.owner.uid) : undefined)),
+      );
+    },
+
+    /** Write status through the status subresource, guarded by the resourceVersion it was computed from. */
+    async updateReplicaOwnerStatus(req: StatusUpdateRequest): Promise<StatusUpdateResult> {
+      return apiCall(async () => {
+        const { owner, status } = req;
+        const body = {
+          metadata: { uid: owner.uid, resourceVersion: owner.resourceVersion },
+          status: { ...status, terminatingReplicas: status.terminatingReplicas ?? null, conditions: status.conditions.length ? status.conditions : null },
+        };
+        try {
+          const r = await rest.request<KubeObject>('PATCH', `${ownerPath(owner.kind, owner.namespace, owner.name)}/status`, {
+            body,
+            contentType: 'application/merge-patch+json',
+          });
+          return { updated: true, resourceVersion: r.body.metadata?.resourceVersion ?? '' };
+        } catch (e) {
+          if (isStatus(e, 409)) return { updated: false, reason: 'Conflict' };
+          if (isStatus(e, 404)) return { updated: false, reason: 'NotFound' };
+          throw e;
+        }
+      });
+    },
+  };
+
+  /** Merge-patch ownerReferences with the pod's resourceVersion: a concurrent change makes us re-observe instead of overwriting it. */
+  async function patchOwnerRefs(req: OwnershipRequest, change: (refs: OwnerRef[]) => OwnerRef[] | undefined): Promise<OwnershipResult> {
+    const updated: PodSummary[] = [];
+    const skipped: string[] = [];
+    for (const p of req.pods) {
+      try {
+        const current = podSummary((await rest.request<KubeObject>('GET', podPath(req.owner.namespace, p.name))).body);
+        const next = current.uid === p.uid && !current.deletionTimestamp ? change(current.ownerReferences) : undefined;
+        if (!next) {
+          skipped.push(p.name);
+          continue;
+        }
+        const r = await rest.request<KubeObject>('PATCH', podPath(req.owner.namespace, p.name), {
+          body: { metadata: { uid: p.uid, resourceVersion: current.resourceVersion, ownerReferences: next } },
+          contentType: 'application/merge-patch+json',
+        });
+        updated.push(podSummary(r.body));
+      } catch (e) {
+        if (isStatus(e, 404, 409, 422)) skipped.push(p.name);
+        else throw e;
+      } finally {
+        heartbeat();
+      }
+    }
+    return { updated, skipped };
+  }
+}
+
+export type ReplicaActivities = ReturnType<typeof createReplicaActivities>;

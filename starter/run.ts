@@ -1,0 +1,66 @@
+import { DefaultLogger, LogLevel as TemporalLogLevel, Runtime } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { startManager } from '../workers/manager';
+import { createLogger } from '../workers/logger';
+import { createMetrics } from '../workers/metrics';
+import { notImplemented } from '../workers/controllers';
+import { startHealthServer } from './health-server';
+import type { RunOptions } from './run-options';
+
+const TEMPORAL_LEVEL: Record<string, TemporalLogLevel> = {
+  trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR',
+};
+
+/** Route the SDK's and workflows' own log lines (workflow `log.*`) into our pino stream. */
+function installRuntimeLogger(logger: Logger, level: string): void {
+  const sdk = logger.child({ component: 'temporal' });
+  Runtime.install({
+    logger: new DefaultLogger(TEMPORAL_LEVEL[level] ?? 'INFO', (entry) => {
+      const meta = { ...entry.meta };
+      // workflow IDs are <controller>/<namespace>/<name>: the controller and object key every line carries
+      const id = typeof meta.workflowId === 'string' ? meta.workflowId : undefined;
+      const fields = id ? { ...meta, controller: id.split('/')[0], key: id.split('/').slice(1).join('/') } : meta;
+      const msg = entry.message;
+      switch (entry.level) {
+        case 'TRACE': case 'DEBUG': sdk.debug(fields, msg); break;
+        case 'INFO': sdk.info(fields, msg); break;
+        case 'WARN': sdk.warn(fields, msg); break;
+        default: sdk.error(fields, msg);
+      }
+    }),
+  });
+}
+
+/** `temporal-kcm run`: serve health/metrics, run a worker replica until SIGINT/SIGTERM. */
+export async function runManager(opts: RunOptions): Promise<void> {
+  const logger = createLogger(opts.logLevel);
+  installRuntimeLogger(logger, opts.logLevel);
+  if (opts.leaderElectWarning) logger.warn(opts.leaderElectWarning);
+  const missing = notImplemented(opts.enabledControllers);
+  if (missing.length) logger.info({ controllers: missing }, 'enabled but not implemented in this build; not started');
+
+  const metrics = createMetrics();
+  let manager: Awaited<ReturnType<typeof startManager>> | undefined;
+  const health = opts.securePort > 0
+    ? await startHealthServer({
+        bindAddress: opts.bindAddress,
+        port: opts.securePort,
+        metrics,
+        logger,
+        readiness: () => (manager?.ready() ? true : { ready: false, reason: 'worker not running' }),
+      })
+    : undefined;
+  if (health) logger.info({ address: `${opts.bindAddress}:${health.port}` }, 'serving /healthz, /readyz, /metrics');
+
+  manager = await startManager(opts, logger, metrics);
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    await manager?.shutdown();
+    await health?.close();
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  await manager.running;
+  await health?.close();
+  logger.info('stopped');
+}

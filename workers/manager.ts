@@ -1,0 +1,148 @@
+import * as os from 'node:os';
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection, WorkflowIdConflictPolicy } from '@temporalio/client';
+import { InjectedSinks, NativeConnection, Worker } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createInformerActivities } from '../activities/informers';
+import { EventRecorder } from '../activities/kube/events';
+import { KubeRest } from '../activities/kube/rest';
+import { TokenBucket } from '../activities/kube/token-bucket';
+import { createReplicaActivities } from '../activities/replicaset';
+import { informerWorkflowId, InformerWorkflowInput } from '../workflows/informer';
+import type { KcmSinks } from '../workflows/runtime/sinks';
+import type { RunOptions } from '../starter/run-options';
+import { loadTemporalTls } from '../starter/run-options';
+import { IMPLEMENTED_CONTROLLERS, implementedOf } from './controllers';
+import type { Metrics } from './metrics';
+
+export interface Manager {
+  worker: Worker;
+  /** resolves when the worker has stopped */
+  running: Promise<void>;
+  ready(): boolean;
+  shutdown(): Promise<void>;
+}
+
+function kubeConfig(opts: RunOptions): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/** Count failures per activity name, so `kcm_activity_errors_total` shows what keeps failing. */
+function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(acts: T, metrics: Metrics): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(acts)) {
+    out[name] = async (...args: never[]) => {
+      try {
+        return await fn(...args);
+      } catch (e) {
+        const reason = (e as { type?: string }).type ?? (e as Error).name ?? 'Error';
+        metrics.activityErrorsTotal.inc({ activity: name, reason });
+        throw e;
+      }
+    };
+  }
+  return out as T;
+}
+
+/**
+ * One replica of the controller manager: a Temporal worker on the shared task queue (any replica
+ * runs any reconcile), plus a start of the fixed-ID informer workflow, which is a no-op when
+ * another replica already started it.
+ */
+export async function startManager(opts: RunOptions, logger: Logger, metrics: Metrics): Promise<Manager> {
+  const controllers = implementedOf(opts.enabledControllers);
+  const shortNames = controllers.map((c) => IMPLEMENTED_CONTROLLERS[c].short);
+  const kc = kubeConfig(opts);
+  const rest = new KubeRest(kc, new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst), (verb, path, status) => {
+    const resource = /\/(pods|replicasets|replicationcontrollers|events)(\/|\?|$)/.exec(path)?.[1] ?? 'other';
+    metrics.apiRequestsTotal.inc({ verb, resource, code: status ? String(status) : '<error>' });
+  }, opts.master);
+
+  const tls = opts.temporalTls ? loadTemporalTls(opts.temporalTls) : undefined;
+  const connection = await Connection.connect({ address: opts.temporalAddress, tls });
+  const client = new Client({ connection, namespace: opts.temporalNamespace });
+  const nativeConnection = await NativeConnection.connect({ address: opts.temporalAddress, tls });
+  const instance = `${os.hostname()}-${process.pid}`;
+
+  const activities = instrument(
+    {
+      ...createReplicaActivities({ rest, logger, events: (component) => new EventRecorder(rest, component, instance, logger) }),
+      ...createInformerActivities({
+        rest,
+        client,
+        taskQueue: opts.taskQueue,
+        logger,
+        onWatchEvent: (resource, type) => metrics.watchEventsTotal.inc({ resource, type }),
+        onSignalSent: (controller) => metrics.signalsSentTotal.inc({ controller }),
+      }),
+    },
+    metrics,
+  );
+
+  const sinks: InjectedSinks<KcmSinks> = {
+    kcm: {
+      reconciled: {
+        fn: (_info, controller, outcome, durationMs) => {
+          metrics.reconcilesTotal.inc({ controller, result: outcome });
+          metrics.reconcileDurationSeconds.observe({ controller }, durationMs / 1000);
+        },
+      },
+      signals: {
+        fn: (_info, controller, received, coalesced) => {
+          metrics.signalsReceivedTotal.inc({ controller }, received);
+          if (coalesced) metrics.signalsCoalescedTotal.inc({ controller }, coalesced);
+        },
+      },
+    },
+  };
+
+  // concurrent-*-syncs bound how many objects reconcile at once; +1 for the informer activity
+  const syncs = controllers.reduce((n, c) => n + opts.concurrentSyncs[c], 0);
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    namespace: opts.temporalNamespace,
+    taskQueue: opts.taskQueue,
+    workflowsPath: require.resolve('../workflows'),
+    activities,
+    sinks,
+    identity: instance,
+    maxConcurrentActivityTaskExecutions: Math.max(2, syncs + 1),
+    maxConcurrentWorkflowTaskExecutions: Math.max(2, syncs),
+    // a dead replica's sticky workflow tasks move to the shared queue quickly
+    stickyQueueScheduleToStartTimeout: '2s',
+  });
+
+  const running = worker.run();
+  const input: InformerWorkflowInput = {
+    controllers: shortNames,
+    heartbeatTimeoutMs: opts.informerHeartbeatTimeoutMs,
+    tuning: {
+      resyncMs: opts.minResyncPeriodMs > 0 ? opts.minResyncPeriodMs : 365 * 24 * 3600_000,
+      backoffBaseMs: opts.resyncBackoffBaseMs,
+      backoffMaxMs: opts.resyncBackoffMaxMs,
+      maxHistoryEvents: opts.maxHistoryEvents,
+    },
+  };
+  await client.workflow.start('informerWorkflow', {
+    workflowId: informerWorkflowId(opts.taskQueue),
+    taskQueue: opts.taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+  });
+  logger.info({ controllers: shortNames, taskQueue: opts.taskQueue, temporal: opts.temporalAddress }, 'controller manager started');
+
+  return {
+    worker,
+    running,
+    ready: () => worker.getState() === 'RUNNING',
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await nativeConnection.close();
+      await connection.close();
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Our own registry rather than prom-client's global one: tests create several processes' worth of
+ * metrics in one Node process, and other libraries may register on the global registry.
+ */
+export interface Metrics {
+  readonly registry: Registry;
+  /** result: "success", "error" or "requeue" (succeeded but asked to run again). */
+  readonly reconcilesTotal: Counter<'controller' | 'result'>;
+  readonly reconcileDurationSeconds: Histogram<'controller'>;
+  /** type: the watch event type, ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
+  readonly watchEventsTotal: Counter<'resource' | 'type'>;
+  readonly signalsSentTotal: Counter<'controller'>;
+  readonly signalsReceivedTotal: Counter<'controller'>;
+  /** Signals that found a reconcile already pending and were folded into it. */
+  readonly signalsCoalescedTotal: Counter<'controller'>;
+  readonly activityErrorsTotal: Counter<'activity' | 'reason'>;
+  /** code: the HTTP status as a string, or "<error>" when no response came back. */
+  readonly apiRequestsTotal: Counter<'verb' | 'resource' | 'code'>;
+}
+
+/**
+ * A reconcile here includes Temporal round trips (activity scheduling, API calls), so the buckets
+ * reach further than client-go's workqueue histograms do.
+ */
+const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    reconcilesTotal: new Counter({
+      name: 'kcm_reconciles_total',
+      help: 'Reconciles finished, by controller and result (success, error, requeue).',
+      labelNames: ['controller', 'result'] as const,
+      registers,
+    }),
+    reconcileDurationSeconds: new Histogram({
+      name: 'kcm_reconcile_duration_seconds',
+      help: 'Wall time of one reconcile, by controller.',
+      labelNames: ['controller'] as const,
+      buckets: RECONCILE_BUCKETS,
+      registers,
+    }),
+    watchEventsTotal: new Counter({
+      name: 'kcm_watch_events_total',
+      help: 'Watch events received from the API server, by resource and event type.',
+      labelNames: ['resource', 'type'] as const,
+      registers,
+    }),
+    signalsSentTotal: new Counter({
+      name: 'kcm_signals_sent_total',
+      help: 'Signals sent to object workflows, by controller.',
+      labelNames: ['controller'] as const,
+      registers,
+    }),
+    signalsReceivedTotal: new Counter({
+      name: 'kcm_signals_received_total',
+      help: 'Signals received by object workflows, by controller.',
+      labelNames: ['controller'] as const,
+      registers,
+    }),
+    signalsCoalescedTotal: new Counter({
+      name: 'kcm_signals_coalesced_total',
+      help: 'Signals merged into a reconcile that another signal had already triggered, by controller.',
+      labelNames: ['controller'] as const,
+      registers,
+    }),
+    activityErrorsTotal: new Counter({
+      name: 'kcm_activity_errors_total',
+      help: 'Activity attempts that failed, by activity and reason.',
+      labelNames: ['activity', 'reason'] as const,
+      registers,
+    }),
+    apiRequestsTotal: new Counter({
+      name: 'kcm_api_requests_total',
+      help: 'Requests to the Kubernetes API server, by verb, resource and HTTP status code.',
+      labelNames: ['verb', 'resource', 'code'] as const,
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,3 @@
+// Every workflow type the worker registers. A new controller adds its workflow here.
+export { replicaOwnerWorkflow } from './replicaset/workflow';
+export { informerWorkflow } from './informer';

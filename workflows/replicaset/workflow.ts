@@ -1,0 +1,198 @@
+import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import type { ReplicaActivities } from '../../activities/replicaset';
+import { SA_UID } from '../search-attributes';
+import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import {
+  DEFAULT_BURST_REPLICAS,
+  calculateStatus,
+  classifyPods,
+  filterActivePods,
+  nextAvailabilityCheck,
+  planReplicas,
+  podName,
+  slowStartBatches,
+  statusEqual,
+} from './logic';
+import type { ManageError, PodSummary, ReplicaOwner, ReplicaOwnerKind } from './types';
+
+/** What the informer router sends one owner's workflow; several events for one key arrive merged. */
+export interface ReplicaOwnerEvent {
+  /** the owner as last seen by the watch */
+  owner?: ReplicaOwner;
+  /** the owner with this UID was deleted */
+  ownerDeletedUid?: string;
+  /** pods added or changed (latest state) */
+  pods?: PodSummary[];
+  /** UIDs of pods deleted */
+  podsDeleted?: string[];
+  /** the watch relisted (start, failover, 410 Gone): events may have been missed, re-read everything */
+  relist?: boolean;
+}
+
+export interface ReplicaOwnerWorkflowInput {
+  controller: 'replicaset' | 'replicationcontroller';
+  kind: ReplicaOwnerKind;
+  namespace: string;
+  name: string;
+  /** the object this run belongs to; a run started by a signal learns it on first observation */
+  uid?: string;
+  /** next pod-name sequence number, carried across continue-as-new so names never repeat */
+  nextSeq?: number;
+  tuning?: Partial<LoopTuning>;
+  burstReplicas?: number;
+}
+
+const io = proxyActivities<ReplicaActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
+});
+
+/** One ReplicaSet or ReplicationController: keeps spec.replicas pods alive and its status true. */
+export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Promise<void> {
+  const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
+  const key = { kind: input.kind, namespace: input.namespace, name: input.name };
+  let uid = input.uid;
+  let nextSeq = input.nextSeq ?? 0;
+  let owner: ReplicaOwner | undefined;
+  /** pods relevant to this owner by UID: its own plus orphans it may adopt */
+  const pods = new Map<string, PodSummary>();
+  /** UIDs we deleted: a late event about them must not bring them back */
+  const deletedByUs = new Set<string>();
+  let needObserve = true;
+  let ownerGone = false;
+
+  function relevant(p: PodSummary): boolean {
+    const ref = p.ownerReferences.find((r) => r.controller);
+    return ref ? ref.uid === (owner?.uid ?? uid) : true; // orphans: the classifier checks the selector
+  }
+
+  function upsertPod(p: PodSummary): void {
+    if (deletedByUs.has(p.uid) && !p.deletionTimestamp) return;
+    const known = pods.get(p.uid);
+    if (known && newer(known.resourceVersion, p.resourceVersion)) return;
+    if (relevant(p)) pods.set(p.uid, p);
+    else pods.delete(p.uid);
+  }
+
+  function newUid(next: string): never {
+    // A new object with this name: it gets a fresh run (same workflow ID), never this run's state.
+    throw continueAsNew<typeof replicaOwnerWorkflow>({ ...input, uid: next, nextSeq: 0 });
+  }
+
+  async function reconcile(): Promise<ReconcileResult> {
+    // A delete event ends this run, after one last look: the name may already hold a new object.
+    if (needObserve || !owner || ownerGone) {
+      const seen = await io.observeReplicaOwner(key);
+      if (!seen.owner) return { finished: true };
+      if (uid && seen.owner.uid !== uid) newUid(seen.owner.uid);
+      owner = seen.owner;
+      pods.clear();
+      for (const p of seen.pods) pods.set(p.uid, p);
+      for (const d of [...deletedByUs]) if (!pods.has(d)) deletedByUs.delete(d);
+      needObserve = false;
+    }
+    if (!uid) {
+      uid = owner.uid;
+      upsertSearchAttributes([{ key: SA_UID, value: uid }]);
+    }
+
+    const current = owner;
+    const classes = classifyPods(current, [...pods.values()]);
+    if (classes.selectorError) {
+      // upstream does not manage an owner whose selector cannot be parsed; the API normally prevents it
+      return {};
+    }
+    let active = classes.activeOwned;
+
+    if (classes.toAdopt.length) {
+      const r = await io.adoptPods({ owner: current, pods: classes.toAdopt.map(ref) });
+      for (const p of r.updated) pods.set(p.uid, p);
+      if (r.skipped.length) needObserve = true;
+      active = [...active, ...r.updated.filter((p) => p.ownerReferences.some((o) => o.uid === current.uid && o.controller))];
+    }
+    if (classes.toRelease.length) {
+      const r = await io.releasePods({ owner: current, pods: classes.toRelease.map(ref) });
+      for (const p of r.updated) pods.delete(p.uid);
+      if (r.skipped.length) needObserve = true;
+    }
+
+    let manageError: ManageError | undefined;
+    const plan = planReplicas(current, filterActivePods(active), { burstReplicas: input.burstReplicas ?? DEFAULT_BURST_REPLICAS, now: Date.now() });
+    if (plan.action === 'create') {
+      // Slow start: 1, 2, 4, ... pods per batch; a failing batch stops the rest, so a broken
+      // template or an exhausted quota costs a handful of rejected calls, not hundreds.
+      for (const size of slowStartBatches(plan.count)) {
+        const names = Array.from({ length: size }, () => podName(current.name, current.uid, nextSeq++));
+        const r = await io.createPods({ owner: current, names });
+        for (const p of r.created) pods.set(p.uid, p);
+        if (r.failed.length) {
+          manageError = { kind: 'create', message: r.failed[0].message };
+          break;
+        }
+      }
+    } else if (plan.action === 'delete') {
+      const r = await io.deletePods({ owner: current, pods: plan.pods.map(ref) });
+      for (const u of r.deleted) {
+        pods.delete(u);
+        deletedByUs.add(u);
+      }
+      if (r.failed.length) manageError = { kind: 'delete', message: r.failed[0].message };
+    }
+
+    const now = Date.now();
+    const all = [...pods.values()];
+    const owned = all.filter((p) => p.ownerReferences.some((o) => o.uid === current.uid && o.controller));
+    const activeNow = classifyPods(current, all).activeOwned;
+    const status = calculateStatus(current, activeNow, owned, manageError, now);
+    if (!statusEqual(status, current.status)) {
+      const r = await io.updateReplicaOwnerStatus({ owner: current, status });
+      if (r.updated) owner = { ...current, resourceVersion: r.resourceVersion, status };
+      else if (r.reason === 'NotFound') return { finished: true };
+      else {
+        needObserve = true;
+        return { requeueAfterMs: 0 };
+      }
+    }
+    if (manageError) return { failed: true };
+    if (needObserve) return { requeueAfterMs: 0 };
+    const wait = nextAvailabilityCheck(current, activeNow, now, status);
+    return wait !== undefined ? { requeueAfterMs: wait } : {};
+  }
+
+  await runObjectLoop<ReplicaOwnerEvent>({
+    controller: input.controller,
+    tuning,
+    apply(e) {
+      if (e.relist) needObserve = true;
+      if (e.ownerDeletedUid && e.ownerDeletedUid === (owner?.uid ?? uid)) ownerGone = true;
+      if (e.owner) {
+        if (uid && e.owner.uid !== uid) {
+          needObserve = true; // the reconcile will see the new UID and hand over to a new run
+        } else if (!owner || !newer(owner.resourceVersion, e.owner.resourceVersion)) {
+          owner = e.owner;
+        }
+      }
+      for (const p of e.pods ?? []) upsertPod(p);
+      for (const u of e.podsDeleted ?? []) {
+        pods.delete(u);
+        deletedByUs.delete(u);
+      }
+    },
+    reconcile,
+    continueAsNewArgs: () => [{ ...input, uid, nextSeq } satisfies ReplicaOwnerWorkflowInput],
+  });
+}
+
+function ref(p: PodSummary) {
+  return { name: p.name, uid: p.uid, resourceVersion: p.resourceVersion };
+}
+
+/**
+ * True when resourceVersion `a` is newer than `b`. Resource versions are opaque to clients in
+ * general, but etcd-backed ones are increasing integers, which is what lets us drop stale events.
+ */
+function newer(a: string, b: string): boolean {
+  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return BigInt(a) > BigInt(b);
+}
