@@ -44,6 +44,13 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
+const FLUSH_PERIOD_MS = 100;
+
+/** Pod summaries carry only what owners decide on, so equal summaries (but for the version) mean nothing changed for them. */
+function sameForOwners(a: PodSummary, b: PodSummary): boolean {
+  return JSON.stringify({ ...a, resourceVersion: '' }) === JSON.stringify({ ...b, resourceVersion: '' });
+}
+
 type Handler = {
   /** after every (re)list: the full set of objects */
   relisted(objects: KubeObject[]): void;
@@ -152,6 +159,8 @@ export function createInformerActivities(deps: InformerDeps) {
       };
 
       const routePod = (before: PodSummary | undefined, after: PodSummary | undefined) => {
+        // A change the owners cannot act on (annotations, most of status) is not worth a signal.
+        if (before && after && sameForOwners(before, after)) return;
         const targets = new Map<string, { res: OwnerResource; owner: ReplicaOwner }>();
         for (const p of [before, after]) if (p) for (const o of ownersForPod(p)) targets.set(o.owner.uid, o);
         for (const o of targets.values()) {
@@ -269,7 +278,8 @@ export function createInformerActivities(deps: InformerDeps) {
         while (!signal.aborted) {
           ctx.heartbeat({ owners: owners.size, pods: pods.size });
           if (pending.size) await flush();
-          await sleep(50, signal);
+          // The flush period is the price of coalescing: events for one key within it become one signal.
+          await sleep(FLUSH_PERIOD_MS, signal);
         }
       })();
       await Promise.race([Promise.all(reflectors), pump]);

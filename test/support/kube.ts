@@ -1,0 +1,33 @@
+import * as k8s from '@kubernetes/client-node';
+import { KubeRest } from '../../activities/kube/rest';
+import { TokenBucket } from '../../activities/kube/token-bucket';
+import type { KubeObject } from '../../activities/kube/projections';
+import { testKubeConfig } from './cluster';
+
+/** Plain REST against the test cluster (no client-side rate limit), for arbitrary patches. */
+export function testRest(kc: k8s.KubeConfig = testKubeConfig()): KubeRest {
+  return new KubeRest(kc, new TokenBucket(0, 0));
+}
+
+export interface PodObject extends KubeObject {
+  metadata: NonNullable<KubeObject['metadata']>;
+}
+
+export async function listPods(rest: KubeRest, ns: string, labelSelector?: string): Promise<PodObject[]> {
+  const q = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : '';
+  return (await rest.request<{ items: PodObject[] }>('GET', `/api/v1/namespaces/${ns}/pods${q}`)).body.items;
+}
+
+export function controllerUid(o: KubeObject): string | undefined {
+  return o.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
+}
+
+export function mergePatch(rest: KubeRest, path: string, body: unknown) {
+  return rest.request<KubeObject>('PATCH', path, { body, contentType: 'application/merge-patch+json' });
+}
+
+export async function eventsFor(rest: KubeRest, ns: string, name: string, reason?: string): Promise<Array<{ reason: string; message: string; type: string }>> {
+  const r = await rest.request<{ items: Array<{ reason: string; message: string; type: string; involvedObject: { name: string } }> }>(
+    'GET', `/api/v1/namespaces/${ns}/events`);
+  return r.body.items.filter((e) => e.involvedObject.name === name && (!reason || e.reason === reason));
+}

@@ -1,0 +1,73 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PortAllocator } from '../../starter/local/ports';
+import { probe } from '../../starter/local/http-probe';
+import { repoRoot } from '../../starter/local/paths';
+import { readState } from '../../starter/local/stack';
+import { TEST_DATA_DIR } from './stack';
+
+/** A `temporal-kcm run` replica started by a test, as a separate process it can kill -9. */
+export interface ManagerProcess {
+  pid: number;
+  port: number;
+  logFile: string;
+  child: ChildProcess;
+  metrics(): Promise<string>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+const ports = new PortAllocator();
+
+export async function startManagerProcess(taskQueue: string, extraArgs: string[] = []): Promise<ManagerProcess> {
+  const state = readState(TEST_DATA_DIR);
+  if (!state) throw new Error('test stack not up');
+  const port = await ports.take('manager metrics');
+  const logFile = path.join(TEST_DATA_DIR, 'logs', `manager-${taskQueue}-${port}.log`);
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, [
+    path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
+    '--kubeconfig', path.join(TEST_DATA_DIR, 'admin.kubeconfig'),
+    '--temporal-address', `127.0.0.1:${state.ports.temporal}`,
+    '--task-queue', taskQueue,
+    '--bind-address', '127.0.0.1',
+    '--secure-port', String(port),
+    '--leader-elect=false',
+    '--controllers', 'replicaset,replicationcontroller',
+    ...extraArgs,
+  ], { stdio: ['ignore', out, out], env: { ...process.env, LOG_LEVEL: 'info' } });
+  fs.closeSync(out);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`manager exited with ${child.exitCode}; see ${logFile}`);
+    if ((await probe(`http://127.0.0.1:${port}/readyz`)).status === 200) break;
+    if (Date.now() > deadline) throw new Error(`manager not ready in 60s; see ${logFile}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    pid: child.pid!,
+    port,
+    logFile,
+    child,
+    metrics: async () => (await probe(`http://127.0.0.1:${port}/metrics`)).body,
+    kill: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** Sum of a Prometheus counter's samples whose labels include every given label. */
+export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-zA-Z_:][\w:]*)(\{([^}]*)\})?\s+(\S+)/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have: Record<string, string> = {};
+    for (const kv of (m[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) have[kv[1]] = kv[2];
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[4]);
+  }
+  return sum;
+}
