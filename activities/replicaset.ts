@@ -132,8 +132,17 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
       return apiCall(async () => {
         const owner = await readOwner(key);
         if (!owner) return { pods: [] };
-        const list = await rest.request<{ items: KubeObject[] }>('GET', podPath(key.namespace));
-        const pods = list.body.items.map(podSummary).filter((p) => {
+        const items: KubeObject[] = [];
+        let cont = '';
+        do {
+          // paged, with a heartbeat per page, so a huge namespace never looks like a dead worker
+          const page = await rest.request<{ items: KubeObject[]; metadata: { continue?: string } }>(
+            'GET', `${podPath(key.namespace)}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+          items.push(...page.body.items);
+          cont = page.body.metadata.continue ?? '';
+          heartbeat();
+        } while (cont);
+        const pods = items.map(podSummary).filter((p) => {
           const ref = controllerRef(p.ownerReferences);
           return ref ? ref.uid === owner.uid : selectorMatches(owner.selector, p.labels);
         });

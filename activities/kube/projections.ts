@@ -28,7 +28,11 @@ export function podSummary(o: KubeObject): PodSummary {
     phase?: PodPhase;
     conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }>;
     containerStatuses?: Array<{ restartCount?: number }>;
+    initContainerStatuses?: Array<{ name: string; restartCount?: number }>;
   };
+  const sidecars = new Set(
+    ((o.spec as { initContainers?: Array<{ name: string; restartPolicy?: string }> } | undefined)?.initContainers ?? [])
+      .filter((c) => c.restartPolicy === 'Always').map((c) => c.name));
   const ready = status.conditions?.find((c) => c.type === 'Ready');
   const cost = Number(m.annotations?.[DELETION_COST]);
   return {
@@ -47,6 +51,7 @@ export function podSummary(o: KubeObject): PodSummary {
     ready: ready?.status === 'True',
     readySince: ready?.status === 'True' ? ready.lastTransitionTime : undefined,
     restartCount: Math.max(0, ...(status.containerStatuses ?? []).map((c) => c.restartCount ?? 0)),
+    sidecarRestartCount: Math.max(0, ...(status.initContainerStatuses ?? []).filter((c) => sidecars.has(c.name)).map((c) => c.restartCount ?? 0)),
     deletionCost: Number.isInteger(cost) ? cost : 0,
   };
 }

@@ -44,7 +44,8 @@ export interface ReplicaOwnerWorkflowInput {
 
 const io = proxyActivities<ReplicaActivities>({
   startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
+  // every activity here heartbeats per API call, so a replica killed mid-batch is noticed in seconds
+  heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
 });
 

@@ -1,0 +1,111 @@
+import { Client, Connection } from '@temporalio/client';
+import { informerWorkflowId } from '../../workflows/informer';
+import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { PodObject, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
+
+/**
+ * Active-active replicas, no leader election: any replica may die at any moment, and the survivors
+ * finish its work without duplicating it.
+ */
+const rest = testRest(testKubeConfig());
+const taskQueue = uniqueName('failover');
+const managers: ManagerProcess[] = [];
+let ns: string;
+let connection: Connection;
+let client: Client;
+
+const ARGS = ['--informer-heartbeat-timeout', '3s', '--kube-api-qps', '50', '--kube-api-burst', '100'];
+
+beforeAll(async () => {
+  ns = await freshNamespace(testKubeConfig(), 'failover');
+  managers.push(await startManagerProcess(taskQueue, ARGS), await startManagerProcess(taskQueue, ARGS));
+  connection = await Connection.connect({ address: temporalAddress() });
+  client = new Client({ connection });
+});
+
+afterAll(async () => {
+  await Promise.all(managers.map((m) => m.kill()));
+  await connection?.close();
+});
+
+/** The replica (by pid) that last picked up a pending activity of this workflow. */
+async function pidRunningActivityOf(workflowId: string): Promise<number | undefined> {
+  const d = await client.workflow.getHandle(workflowId).describe();
+  const identity = d.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '';
+  const pid = Number(/-(\d+)$/.exec(identity)?.[1]);
+  return Number.isFinite(pid) ? pid : undefined;
+}
+
+const owned = (pods: PodObject[], uid: string) => pods.filter((p) => controllerUid(p) === uid && !p.metadata.deletionTimestamp);
+
+test('kill -9 of the replica creating pods mid scale-up to 200: exactly 200 pods, none orphaned, resumed within seconds', async () => {
+  const rs = (await rest.request<{ metadata: { uid: string } }>('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, {
+    body: {
+      metadata: { name: 'big' },
+      spec: {
+        replicas: 200,
+        selector: { matchLabels: { app: 'big' } },
+        template: { metadata: { labels: { app: 'big' } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } },
+      },
+    },
+  })).body;
+  const workflowId = `replicaset/${ns}/big`;
+
+  // wait until the scale-up is well under way, then kill whichever replica runs the create batch
+  const { victim, atKill } = await eventually('scale-up under way with a createPods running', async () => {
+    const count = owned(await listPods(rest, ns, 'app=big'), rs.metadata.uid).length;
+    if (count < 15 || count >= 150) return undefined;
+    const pid = await pidRunningActivityOf(workflowId);
+    const m = managers.find((x) => x.pid === pid);
+    return m ? { victim: m, atKill: count } : undefined;
+  }, 60_000, 50);
+  const killedAt = Date.now();
+  await victim.kill('SIGKILL');
+
+  let resumedAfterMs: number | undefined;
+  await eventually('200 pods', async () => {
+    const n = owned(await listPods(rest, ns, 'app=big'), rs.metadata.uid).length;
+    if (resumedAfterMs === undefined && n > atKill) resumedAfterMs = Date.now() - killedAt;
+    return n === 200;
+  }, 120_000, 100);
+  process.stderr.write(`failover: killed pid ${victim.pid} at ${atKill}/200 pods; creation resumed after ${resumedAfterMs} ms; done ${Date.now() - killedAt} ms after the kill\n`);
+
+  // settle, then count again: nothing created twice, nothing left without its controller
+  await new Promise((r) => setTimeout(r, 3000));
+  const pods = await listPods(rest, ns, 'app=big');
+  const live = pods.filter((p) => !p.metadata.deletionTimestamp);
+  expect(live).toHaveLength(200);
+  expect(new Set(live.map((p) => p.metadata.uid)).size).toBe(200);
+  expect(live.filter((p) => controllerUid(p) !== rs.metadata.uid)).toEqual([]);
+  expect(pods.filter((p) => p.metadata.deletionTimestamp)).toEqual([]);
+  expect(resumedAfterMs).toBeDefined();
+  expect(resumedAfterMs!).toBeLessThan(30_000);
+  const status = await eventually('status 200', async () => {
+    const o = (await rest.request<{ status?: { replicas?: number; readyReplicas?: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/replicasets/big`)).body;
+    return o.status?.replicas === 200 && o.status.readyReplicas === 200 ? o.status : undefined;
+  });
+  expect(status.replicas).toBe(200);
+});
+
+test('kill -9 of the replica holding the watch: another replica takes it over and events flow again', async () => {
+  managers.push(await startManagerProcess(taskQueue, ARGS));
+  const holder = await eventually('informer activity running', async () => {
+    const d = await client.workflow.getHandle(informerWorkflowId(taskQueue)).describe();
+    const pid = Number(/-(\d+)$/.exec(d.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '')?.[1]);
+    return managers.find((m) => m.pid === pid && m.child.exitCode === null && m.child.signalCode === null);
+  });
+  const killedAt = Date.now();
+  await holder.kill('SIGKILL');
+  await mergePatch(rest, `/apis/apps/v1/namespaces/${ns}/replicasets/big`, { spec: { replicas: 190 } });
+  await eventually('scaled down to 190 through the new watch', async () => {
+    const live = (await listPods(rest, ns, 'app=big')).filter((p) => !p.metadata.deletionTimestamp);
+    return live.length === 190;
+  }, 60_000, 100);
+  const tookOver = await eventually('informer on a live replica', async () => {
+    const d = await client.workflow.getHandle(informerWorkflowId(taskQueue)).describe();
+    const pid = Number(/-(\d+)$/.exec(d.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '')?.[1]);
+    return pid !== holder.pid && managers.some((m) => m.pid === pid) ? pid : undefined;
+  });
+  process.stderr.write(`watch failover: pid ${holder.pid} killed; pid ${tookOver} holds the watch; scale-down done ${Date.now() - killedAt} ms after the kill\n`);
+});
