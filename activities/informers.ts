@@ -61,7 +61,14 @@ type Handler = {
  * One resource's list+watch (a reflector): list, then watch from the list's resourceVersion,
  * re-watch on disconnect, and relist on 410 Gone or anything it cannot resume from.
  */
-async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSignal, logger: Logger): Promise<void> {
+interface ReflectorStats {
+  lists: number;
+  watches: number;
+  events: number;
+  lastEventAt: number;
+}
+
+async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSignal, logger: Logger, stats: ReflectorStats): Promise<void> {
   let failures = 0;
   while (!signal.aborted) {
     let rv: string;
@@ -76,6 +83,7 @@ async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSi
         cont = page.body.metadata.continue ?? '';
       } while (cont);
       h.relisted(items);
+      stats.lists++;
       failures = 0;
     } catch (e) {
       failures++;
@@ -87,6 +95,7 @@ async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSi
     for (;;) {
       if (signal.aborted) return;
       let gone = false;
+      stats.watches++;
       try {
         await rest.watch(`${path}?watch=1&allowWatchBookmarks=true&timeoutSeconds=300&resourceVersion=${rv}`, (e) => {
           const obj = e.object as KubeObject & { code?: number };
@@ -96,12 +105,17 @@ async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSi
           }
           const next = obj.metadata?.resourceVersion;
           if (next) rv = next;
+          stats.lastEventAt = Date.now();
           if (e.type === 'BOOKMARK') return;
+          stats.events++;
           h.event(e.type as 'ADDED' | 'MODIFIED' | 'DELETED', obj);
         }, signal);
       } catch (e) {
         if (signal.aborted) return;
-        if (gone || (e instanceof ApiError && e.status === 410)) break; // relist
+        if (gone || (e instanceof ApiError && e.status === 410)) {
+          logger.info({ path }, 'watch expired (410 Gone); relisting');
+          break;
+        }
         logger.warn({ path, err: String(e) }, 'watch broke; resuming');
         await sleep(1000, signal);
         if (e instanceof ApiError && e.status !== 0 && e.status !== 500) break;
@@ -261,7 +275,9 @@ export function createInformerActivities(deps: InformerDeps) {
             ],
           });
           deps.onSignalSent?.(item.res.controller);
+          signalsSent++;
         } catch (e) {
+          signalErrors++;
           // keep it for the next flush, merged with whatever arrived meanwhile
           log.warn({ controller: item.res.controller, key: workflowId, err: String(e) }, 'signal failed; will retry');
           const prev = pending.get(workflowId);
@@ -269,13 +285,23 @@ export function createInformerActivities(deps: InformerDeps) {
         }
       };
 
+      const paths = [...enabled.map((r) => r.path), '/api/v1/pods'];
+      const stats = new Map(paths.map((p) => [p, { lists: 0, watches: 0, events: 0, lastEventAt: 0 } as ReflectorStats]));
       const reflectors = [
-        ...enabled.map((res) => reflect(deps.rest, res.path, ownerHandler(res), signal, log)),
-        reflect(deps.rest, '/api/v1/pods', podHandler, signal, log),
+        ...enabled.map((res) => reflect(deps.rest, res.path, ownerHandler(res), signal, log, stats.get(res.path)!)),
+        reflect(deps.rest, '/api/v1/pods', podHandler, signal, log, stats.get('/api/v1/pods')!),
       ];
+      let signalsSent = 0;
+      let signalErrors = 0;
       log.info({ controllers: input.controllers }, 'informers started');
+      let lastStats = Date.now();
       const pump = (async () => {
         while (!signal.aborted) {
+          if (Date.now() - lastStats > 30_000) {
+            lastStats = Date.now();
+            log.info({ owners: owners.size, pods: pods.size, pending: pending.size, signalsSent, signalErrors,
+              reflectors: Object.fromEntries([...stats].map(([p, st]) => [p, { ...st, lastEventAgoMs: st.lastEventAt ? Date.now() - st.lastEventAt : null }])) }, 'informer stats');
+          }
           ctx.heartbeat({ owners: owners.size, pods: pods.size });
           if (pending.size) await flush();
           // The flush period is the price of coalescing: events for one key within it become one signal.

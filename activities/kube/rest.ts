@@ -106,6 +106,16 @@ export class KubeRest {
     const { url, ...opts } = await this.options('GET', path, {});
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
+      // A stream can end in several ways (end, error, close, abort, handler failure), often more
+      // than one at once; the first one settles the watch, so it can never hang unsettled.
+      let settled = false;
+      const finish = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        req.destroy();
+        if (err && !signal.aborted) reject(err);
+        else resolve();
+      };
       const req = mod.request(url, { ...opts, timeout: idleMs, signal }, (res) => {
         const status = res.statusCode ?? 0;
         this.observe('WATCH', path, status);
@@ -115,13 +125,14 @@ export class KubeRest {
           res.on('end', () => {
             let reason = 'Unknown';
             try { reason = (JSON.parse(text) as { reason?: string }).reason ?? reason; } catch { /* ignore */ }
-            reject(new ApiError(status, reason, `WATCH ${path}: ${status} ${text.slice(0, 300)}`));
+            finish(new ApiError(status, reason, `WATCH ${path}: ${status} ${text.slice(0, 300)}`));
           });
           return;
         }
         let buf = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
+          if (settled) return;
           buf += chunk;
           let nl: number;
           while ((nl = buf.indexOf('\n')) >= 0) {
@@ -131,16 +142,17 @@ export class KubeRest {
             try {
               onEvent(JSON.parse(line) as { type: string; object: unknown });
             } catch (e) {
-              req.destroy(e as Error);
+              finish(e instanceof Error ? e : new Error(String(e)));
               return;
             }
           }
         });
-        res.on('end', () => resolve());
-        res.on('error', (e) => reject(new ApiError(0, 'ConnectionError', `WATCH ${path}: ${e.message}`)));
+        res.on('end', () => finish());
+        res.on('error', (e) => finish(new ApiError(0, 'ConnectionError', `WATCH ${path}: ${e.message}`)));
+        res.on('close', () => finish(new ApiError(0, 'ConnectionError', `WATCH ${path}: stream closed`)));
       });
-      req.on('timeout', () => req.destroy(new Error('watch idle timeout')));
-      req.on('error', (e) => (signal.aborted ? resolve() : reject(new ApiError(0, 'ConnectionError', `WATCH ${path}: ${e.message}`))));
+      req.on('timeout', () => finish(new ApiError(0, 'ConnectionError', `WATCH ${path}: no data for ${idleMs} ms`)));
+      req.on('error', (e) => finish(new ApiError(0, 'ConnectionError', `WATCH ${path}: ${e.message}`)));
       req.end();
     });
   }

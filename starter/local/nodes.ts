@@ -18,7 +18,9 @@ export function nodeIP(i: number): string {
 /** A Node as a kubelet would register it; kwok's node stages then fill conditions, addresses and its Lease. */
 export function nodeManifest(i: number): k8s.V1Node {
   const name = nodeName(i);
-  const resources = { cpu: '32', memory: '256Gi', pods: '110', 'ephemeral-storage': '100Gi' };
+  // Far more pods than a kubelet's default 110: kwok pods cost nothing, and tests and benchmarks
+  // run thousands of them on three nodes.
+  const resources = { cpu: '1000', memory: '4Ti', pods: '2000', 'ephemeral-storage': '10Ti' };
   return {
     apiVersion: 'v1',
     kind: 'Node',

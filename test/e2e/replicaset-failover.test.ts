@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { informerWorkflowId } from '../../workflows/informer';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { PodObject, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
+import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 
 /**
  * Active-active replicas, no leader election: any replica may die at any moment, and the survivors
@@ -26,6 +26,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(managers.map((m) => m.kill()));
+  if (ns) await cleanNamespace(rest, ns);
   await connection?.close();
 });
 

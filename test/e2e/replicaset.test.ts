@@ -3,7 +3,7 @@ import { Worker } from '@temporalio/worker';
 import { ReplicaOwnerKind } from '../../workflows/replicaset/types';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
-import { PodObject, controllerUid, eventsFor, listPods, mergePatch, testRest } from '../support/kube';
+import { PodObject, cleanNamespace, controllerUid, eventsFor, listPods, mergePatch, testRest } from '../support/kube';
 import type { KubeObject } from '../../activities/kube/projections';
 
 const rest = testRest(testKubeConfig());
@@ -70,11 +70,15 @@ const taskQueue = uniqueName('rs-e2e');
 
 beforeAll(async () => {
   ns = await freshNamespace(testKubeConfig(), 'rs');
+  namespaces.push(ns);
   manager = await startManagerProcess(taskQueue, ['--kube-api-qps', '200', '--kube-api-burst', '400', '--max-history-events', String(MAX_HISTORY)]);
 });
 
+const namespaces: string[] = [];
+
 afterAll(async () => {
   await manager?.kill();
+  for (const n of namespaces) await cleanNamespace(rest, n);
 });
 
 describe.each([RS, RC])('$kind controller on the real stack', (k) => {
@@ -205,6 +209,7 @@ describe('operating reconciles through Temporal', () => {
 describe('creates the API server rejects', () => {
   test('an exceeded ResourceQuota: Warning events, ReplicaFailure, backed-off retries; others unaffected; heals when quota grows', async () => {
     const qns = await freshNamespace(testKubeConfig(), 'quota');
+    namespaces.push(qns);
     await rest.request('POST', `/api/v1/namespaces/${qns}/resourcequotas`, {
       body: { metadata: { name: 'pods' }, spec: { hard: { pods: '2' } } },
     });

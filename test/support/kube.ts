@@ -31,3 +31,14 @@ export async function eventsFor(rest: KubeRest, ns: string, name: string, reason
     'GET', `/api/v1/namespaces/${ns}/events`);
   return r.body.items.filter((e) => e.involvedObject.name === name && (!reason || e.reason === reason));
 }
+
+/**
+ * Remove what a test created in its namespace: owners first (their workflows end), then pods.
+ * Nothing else would: no namespace or garbage collector controller runs yet, and leftover pods
+ * fill the kwok nodes for the tests after.
+ */
+export async function cleanNamespace(rest: KubeRest, ns: string): Promise<void> {
+  for (const path of [`/apis/apps/v1/namespaces/${ns}/replicasets`, `/api/v1/namespaces/${ns}/replicationcontrollers`, `/api/v1/namespaces/${ns}/pods`]) {
+    await rest.request('DELETE', path, { body: { propagationPolicy: 'Background' } }).catch(() => undefined);
+  }
+}
