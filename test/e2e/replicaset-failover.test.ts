@@ -1,5 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { informerWorkflowId } from '../../workflows/informer';
+import { stopProcess } from '../../starter/local/processes';
+import { up } from '../../starter/local/stack';
+import { TEST_DATA_DIR } from '../support/stack';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
@@ -109,4 +112,17 @@ test('kill -9 of the replica holding the watch: another replica takes it over an
     return pid !== holder.pid && managers.some((m) => m.pid === pid) ? pid : undefined;
   });
   process.stderr.write(`watch failover: pid ${holder.pid} killed; pid ${tookOver} holds the watch; scale-down done ${Date.now() - killedAt} ms after the kill\n`);
+});
+
+test('a kube-apiserver restart: watches reconnect (or relist) and reconciling goes on', async () => {
+  await stopProcess(TEST_DATA_DIR, 'kube-apiserver');
+  // up restarts the apiserver on its data (and the parts that depend on it)
+  await up({ dataDir: TEST_DATA_DIR, log: () => undefined });
+  const fresh = testRest(testKubeConfig());
+  await mergePatch(fresh, `/apis/apps/v1/namespaces/${ns}/replicasets/big`, { spec: { replicas: 195 } });
+  await eventually('scaled to 195 after the apiserver restart', async () => {
+    const live = (await listPods(fresh, ns, 'app=big')).filter((p) => !p.metadata.deletionTimestamp);
+    const rs = (await fresh.request<{ status?: { replicas?: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/replicasets/big`)).body;
+    return live.length === 195 && rs.status?.replicas === 195;
+  }, 90_000, 200);
 });

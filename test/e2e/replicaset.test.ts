@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { ReplicaOwnerKind } from '../../workflows/replicaset/types';
+import { SA_UID } from '../../workflows/search-attributes';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, eventsFor, listPods, mergePatch, testRest } from '../support/kube';
@@ -149,6 +150,33 @@ describe('operating reconciles through Temporal', () => {
       const history = await client.workflow.getHandle(`replicaset/${ns}/web-rs`).fetchHistory();
       expect(history.events?.length).toBeGreaterThan(5);
       await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("the object's end is its workflow's end; a new object with the same name is a new run", async () => {
+    const name = 'reborn';
+    const first = await create(RS, ns, name, 1, { app: name });
+    await converged(RS, ns, name, 1, `app=${name}`);
+    const connection = await Connection.connect({ address: temporalAddress() });
+    try {
+      const client = new Client({ connection });
+      const handle = client.workflow.getHandle(`replicaset/${ns}/${name}`);
+      const firstRun = (await handle.describe()).runId;
+      await rest.request('DELETE', RS.path(ns, name));
+      await eventually('first run completed', async () => (await client.workflow.getHandle(`replicaset/${ns}/${name}`, firstRun).describe()).status.name === 'COMPLETED');
+      const second = await create(RS, ns, name, 2, { app: name });
+      expect(second.metadata?.uid).not.toBe(first.metadata?.uid);
+      await converged(RS, ns, name, 2, `app=${name}`);
+      const d = await handle.describe();
+      expect(d.runId).not.toBe(firstRun);
+      expect(d.status.name).toBe('RUNNING');
+      const uids: string[] = [];
+      for await (const wf of client.workflow.list({ query: `WorkflowId = 'replicaset/${ns}/${name}'` })) {
+        uids.push(String(wf.typedSearchAttributes.get(SA_UID)));
+      }
+      expect(new Set(uids)).toEqual(new Set([first.metadata!.uid, second.metadata!.uid]));
     } finally {
       await connection.close();
     }
