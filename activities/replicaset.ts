@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { podFromTemplate } from '../workflows/replicaset/logic';
 import { selectorMatches } from '../workflows/common/selector';
 import type { OwnerRef, PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '../workflows/replicaset/types';
-import { EventRecorder, EventTarget } from './kube/events';
+import { EventTarget, RecordEvent } from './kube/events';
 import { apiCall, asActivityFailure, isStatus } from './kube/failures';
 import { KubeObject, controllerRef, podSummary, replicaOwner } from './kube/projections';
 import { ApiError, KubeRest } from './kube/rest';
@@ -75,7 +75,7 @@ export type StatusUpdateResult = { updated: true; resourceVersion: string } | { 
 
 export interface ReplicaActivityDeps {
   rest: KubeRest;
-  events: (controller: string) => EventRecorder;
+  recordEvent: RecordEvent;
   logger: Logger;
 }
 
@@ -96,8 +96,37 @@ function target(owner: ReplicaOwner): EventTarget {
 }
 
 function failure(name: string, e: unknown): PodWriteFailure {
-  if (e instanceof ApiError) return { name, status: e.status, reason: e.reason, message: e.message };
+  if (e instanceof ApiError) return { name, status: e.status, reason: e.reason, message: e.serverMessage };
   return { name, status: 0, reason: 'Unknown', message: String(e) };
+}
+
+/**
+ * One write per pod, in parallel. A rejection is that pod's own failure, reported back (and as a
+ * Warning Event); a transient error fails the whole batch so Temporal retries it, which is safe
+ * because every write here is idempotent.
+ */
+async function perPod<T>(items: T[], nameOf: (t: T) => string, write: (t: T) => Promise<void>, onRejected: (f: PodWriteFailure) => Promise<void>): Promise<PodWriteFailure[]> {
+  const failed: PodWriteFailure[] = [];
+  let transient: ApiError | undefined;
+  await Promise.all(
+    items.map(async (t) => {
+      try {
+        await write(t);
+      } catch (e) {
+        if (e instanceof ApiError && e.transient) {
+          transient = e;
+          return;
+        }
+        const f = failure(nameOf(t), e);
+        failed.push(f);
+        await onRejected(f);
+      } finally {
+        heartbeat();
+      }
+    }),
+  );
+  if (transient) throw asActivityFailure(transient);
+  return failed;
 }
 
 function ownerRefFor(owner: ReplicaOwner): OwnerRef {
@@ -156,75 +185,37 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
      */
     async createPods(req: CreatePodsRequest): Promise<CreatePodsResult> {
       const { owner } = req;
-      const recorder = deps.events(CONTROLLER_OF[owner.kind]);
+      const component = CONTROLLER_OF[owner.kind];
       const created: PodSummary[] = [];
-      const failed: PodWriteFailure[] = [];
-      let transient: ApiError | undefined;
-      await Promise.all(
-        req.names.map(async (name) => {
-          try {
-            const r = await rest.request<KubeObject>('POST', podPath(owner.namespace), { body: podFromTemplate(owner, name) });
-            created.push(podSummary(r.body));
-            await recorder.record(target(owner), 'Normal', 'SuccessfulCreate', `Created pod: ${name}`);
-          } catch (e) {
-            if (isStatus(e, 409)) {
-              try {
-                const existing = podSummary((await rest.request<KubeObject>('GET', podPath(owner.namespace, name))).body);
-                if (controllerRef(existing.ownerReferences)?.uid === owner.uid) {
-                  created.push(existing);
-                  return;
-                }
-                failed.push({ name, status: 409, reason: 'AlreadyExists', message: `pod ${name} exists and is not controlled by ${owner.kind} ${owner.name}` });
-              } catch (e2) {
-                if (e2 instanceof ApiError && e2.transient) transient = e2;
-                else failed.push(failure(name, e2));
-              }
-              return;
-            }
-            if (e instanceof ApiError && e.transient) {
-              transient = e;
-              return;
-            }
-            const f = failure(name, e);
-            failed.push(f);
-            await recorder.record(target(owner), 'Warning', 'FailedCreate', `Error creating: ${f.message.replace(/^POST \S+: \d+ /, '')}`);
-          } finally {
-            heartbeat({ done: created.length + failed.length, of: req.names.length });
-          }
-        }),
-      );
-      // A throttled or failing API server: retry the whole batch; names make it idempotent.
-      if (transient) throw asActivityFailure(transient);
+      const failed = await perPod(req.names, (name) => name, async (name) => {
+        try {
+          const r = await rest.request<KubeObject>('POST', podPath(owner.namespace), { body: podFromTemplate(owner, name) });
+          created.push(podSummary(r.body));
+          deps.recordEvent(component, target(owner), 'Normal', 'SuccessfulCreate', `Created pod: ${name}`);
+        } catch (e) {
+          if (!isStatus(e, 409)) throw e;
+          const existing = podSummary((await rest.request<KubeObject>('GET', podPath(owner.namespace, name))).body);
+          if (controllerRef(existing.ownerReferences)?.uid !== owner.uid) throw e;
+          created.push(existing);
+        }
+      }, async (f) => deps.recordEvent(component, target(owner), 'Warning', 'FailedCreate', `Error creating: ${f.message}`));
       return { created, failed };
     },
 
     /** Delete pods by name with a UID precondition; already gone (or replaced) counts as deleted. */
     async deletePods(req: DeletePodsRequest): Promise<DeletePodsResult> {
       const { owner } = req;
-      const recorder = deps.events(CONTROLLER_OF[owner.kind]);
+      const component = CONTROLLER_OF[owner.kind];
       const deleted: string[] = [];
-      const failed: PodWriteFailure[] = [];
-      let transient: ApiError | undefined;
-      await Promise.all(
-        req.pods.map(async (p) => {
-          try {
-            await rest.request('DELETE', podPath(owner.namespace, p.name), { body: { preconditions: { uid: p.uid } } });
-            deleted.push(p.uid);
-            await recorder.record(target(owner), 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.name}`);
-          } catch (e) {
-            if (isStatus(e, 404, 409)) deleted.push(p.uid);
-            else if (e instanceof ApiError && e.transient) transient = e;
-            else {
-              const f = failure(p.name, e);
-              failed.push(f);
-              await recorder.record(target(owner), 'Warning', 'FailedDelete', `Error deleting: ${f.message}`);
-            }
-          } finally {
-            heartbeat();
-          }
-        }),
-      );
-      if (transient) throw asActivityFailure(transient);
+      const failed = await perPod(req.pods, (p) => p.name, async (p) => {
+        try {
+          await rest.request('DELETE', podPath(owner.namespace, p.name), { body: { preconditions: { uid: p.uid } } });
+          deps.recordEvent(component, target(owner), 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.name}`);
+        } catch (e) {
+          if (!isStatus(e, 404, 409)) throw e;
+        }
+        deleted.push(p.uid);
+      }, async (f) => deps.recordEvent(component, target(owner), 'Warning', 'FailedDelete', `Error deleting: ${f.message}`));
       return { deleted, failed };
     },
 

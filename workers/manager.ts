@@ -4,7 +4,7 @@ import { Client, Connection, WorkflowIdConflictPolicy } from '@temporalio/client
 import { InjectedSinks, NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createInformerActivities } from '../activities/informers';
-import { EventRecorder } from '../activities/kube/events';
+import { createEventRecorder } from '../activities/kube/events';
 import { KubeRest } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { createReplicaActivities } from '../activities/replicaset';
@@ -69,7 +69,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
 
   const activities = instrument(
     {
-      ...createReplicaActivities({ rest, logger, events: (component) => new EventRecorder(rest, component, instance, logger) }),
+      ...createReplicaActivities({ rest, logger, recordEvent: createEventRecorder(rest, instance, logger) }),
       ...createInformerActivities({
         rest,
         client,

@@ -10,6 +10,8 @@ export class ApiError extends Error {
     readonly reason: string,
     message: string,
     readonly retryAfterSeconds?: number,
+    /** the API server's own message (what upstream puts in events and conditions) */
+    readonly serverMessage: string = message,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -85,8 +87,9 @@ export class KubeRest {
           if (status >= 200 && status < 300) return resolve({ status, body: body as T });
           const st = body as { reason?: string; message?: string } | undefined;
           const retryAfter = Number(res.headers['retry-after']);
-          reject(new ApiError(status, st?.reason ?? 'Unknown', `${method} ${path}: ${status} ${st?.message ?? text.slice(0, 300)}`,
-            Number.isFinite(retryAfter) ? retryAfter : undefined));
+          const serverMessage = st?.message ?? text.slice(0, 300);
+          reject(new ApiError(status, st?.reason ?? 'Unknown', `${method} ${path}: ${status} ${serverMessage}`,
+            Number.isFinite(retryAfter) ? retryAfter : undefined, serverMessage));
         });
         res.on('error', (e) => reject(new ApiError(0, 'ConnectionError', `${method} ${path}: ${e.message}`)));
       });
