@@ -37,6 +37,8 @@ export interface PodWriteFailure {
 export interface CreatePodsRequest {
   owner: ReplicaOwner;
   names: string[];
+  /** why, in words, for whoever reads the history */
+  reason: string;
 }
 
 export interface CreatePodsResult {
@@ -47,6 +49,7 @@ export interface CreatePodsResult {
 export interface DeletePodsRequest {
   owner: ReplicaOwner;
   pods: PodRef[];
+  reason: string;
 }
 
 export interface DeletePodsResult {
@@ -57,6 +60,7 @@ export interface DeletePodsResult {
 export interface OwnershipRequest {
   owner: ReplicaOwner;
   pods: PodRef[];
+  reason: string;
 }
 
 export interface OwnershipResult {
@@ -129,6 +133,11 @@ async function perPod<T>(items: T[], nameOf: (t: T) => string, write: (t: T) => 
   return failed;
 }
 
+/** controller and object key on every log line, as the workflow IDs spell them */
+function logKey(owner: ReplicaOwner): { controller: string; key: string } {
+  return { controller: owner.kind === 'ReplicaSet' ? 'replicaset' : 'replicationcontroller', key: `${owner.namespace}/${owner.name}` };
+}
+
 function ownerRefFor(owner: ReplicaOwner): OwnerRef {
   return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
 }
@@ -199,6 +208,7 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
           created.push(existing);
         }
       }, async (f) => deps.recordEvent(component, target(owner), 'Warning', 'FailedCreate', `Error creating: ${f.message}`));
+      deps.logger.info({ ...logKey(owner), reason: req.reason, want: req.names.length, created: created.length, failed: failed.length, firstError: failed[0]?.message }, 'created pods');
       return { created, failed };
     },
 
@@ -216,6 +226,7 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
         }
         deleted.push(p.uid);
       }, async (f) => deps.recordEvent(component, target(owner), 'Warning', 'FailedDelete', `Error deleting: ${f.message}`));
+      deps.logger.info({ ...logKey(owner), reason: req.reason, want: req.pods.length, deleted: deleted.length, failed: failed.length, pods: req.pods.map((p) => p.name) }, 'deleted pods');
       return { deleted, failed };
     },
 

@@ -85,9 +85,13 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const sinks: InjectedSinks<KcmSinks> = {
     kcm: {
       reconciled: {
-        fn: (_info, controller, outcome, durationMs) => {
+        fn: (info, controller, outcome, durationMs) => {
           metrics.reconcilesTotal.inc({ controller, result: outcome });
           metrics.reconcileDurationSeconds.observe({ controller }, durationMs / 1000);
+          const key = info.workflowId.split('/').slice(1).join('/');
+          const line = { controller, key, outcome, durationMs, runId: info.runId };
+          if (outcome === 'error') logger.warn(line, 'reconcile failed; backing off');
+          else logger.debug(line, 'reconciled');
         },
       },
       signals: {

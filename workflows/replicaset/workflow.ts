@@ -107,13 +107,13 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     let active = classes.activeOwned;
 
     if (classes.toAdopt.length) {
-      const r = await io.adoptPods({ owner: current, pods: classes.toAdopt.map(ref) });
+      const r = await io.adoptPods({ owner: current, pods: classes.toAdopt.map(ref), reason: 'orphans matching the selector' });
       for (const p of r.updated) pods.set(p.uid, p);
       if (r.skipped.length) needObserve = true;
       active = [...active, ...r.updated.filter((p) => p.ownerReferences.some((o) => o.uid === current.uid && o.controller))];
     }
     if (classes.toRelease.length) {
-      const r = await io.releasePods({ owner: current, pods: classes.toRelease.map(ref) });
+      const r = await io.releasePods({ owner: current, pods: classes.toRelease.map(ref), reason: 'labels no longer match the selector' });
       for (const p of r.updated) pods.delete(p.uid);
       if (r.skipped.length) needObserve = true;
     }
@@ -123,9 +123,12 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     if (plan.action === 'create') {
       // Slow start: 1, 2, 4, ... pods per batch; a failing batch stops the rest, so a broken
       // template or an exhausted quota costs a handful of rejected calls, not hundreds.
-      for (const size of slowStartBatches(plan.count)) {
+      const have = filterActivePods(active).length;
+      const batches = slowStartBatches(plan.count);
+      for (const [i, size] of batches.entries()) {
         const names = Array.from({ length: size }, () => podName(current.name, current.uid, nextSeq++));
-        const r = await io.createPods({ owner: current, names });
+        const reason = `scale up ${have}->${current.replicas}: slow-start batch ${i + 1} of ${batches.length}`;
+        const r = await io.createPods({ owner: current, names, reason });
         for (const p of r.created) pods.set(p.uid, p);
         if (r.failed.length) {
           manageError = { kind: 'create', message: r.failed[0].message };
@@ -133,7 +136,8 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
         }
       }
     } else if (plan.action === 'delete') {
-      const r = await io.deletePods({ owner: current, pods: plan.pods.map(ref) });
+      const reason = `scale down ${filterActivePods(active).length}->${current.replicas}: ${plan.pods.length} chosen by upstream's deletion order`;
+      const r = await io.deletePods({ owner: current, pods: plan.pods.map(ref), reason });
       for (const u of r.deleted) {
         pods.delete(u);
         deletedByUs.add(u);
