@@ -1,0 +1,20 @@
+import type { LoopTuning } from '../../workflows/runtime/object-loop';
+import type { Handler } from './reflector';
+
+/** What the informer activity is told; every replica starts the informer workflow with the same. */
+export interface InformerInput {
+  controllers: string[];
+  tuning?: Partial<LoopTuning>;
+  burstReplicas?: number;
+}
+
+/**
+ * The routes of one controller (or one engine serving several): which resources it watches and
+ * how their events become signals. Several families may watch one resource; the informer runs
+ * one reflector per resource and hands every event to each of them.
+ */
+export interface RouteFamily {
+  handlers: Map<string, Handler>;
+  /** cache sizes, for the heartbeat and the stats log */
+  sizes(): Record<string, number>;
+}

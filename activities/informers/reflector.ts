@@ -1,0 +1,84 @@
+import type { Logger } from 'pino';
+import type { KubeObject } from '../kube/projections';
+import { ApiError, KubeRest } from '../kube/rest';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** What a reflector feeds: the full set after every (re)list, then each watch event. */
+export interface Handler {
+  relisted(objects: KubeObject[]): void;
+  event(type: WatchEventType, obj: KubeObject): void;
+}
+
+export interface ReflectorStats {
+  lists: number;
+  watches: number;
+  events: number;
+  lastEventAt: number;
+}
+
+export const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const onAbort = () => { clearTimeout(t); resolve(); };
+    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/**
+ * One resource's list+watch: list, then watch from the list's resourceVersion, re-watch on
+ * disconnect, and relist on 410 Gone or anything it cannot resume from.
+ */
+export async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSignal, logger: Logger, stats: ReflectorStats): Promise<void> {
+  let failures = 0;
+  while (!signal.aborted) {
+    let rv: string;
+    try {
+      const items: KubeObject[] = [];
+      let cont = '';
+      do {
+        const page = await rest.request<{ items: KubeObject[]; metadata: { resourceVersion: string; continue?: string } }>(
+          'GET', `${path}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+        items.push(...page.body.items);
+        rv = page.body.metadata.resourceVersion;
+        cont = page.body.metadata.continue ?? '';
+      } while (cont);
+      h.relisted(items);
+      stats.lists++;
+      failures = 0;
+    } catch (e) {
+      failures++;
+      logger.warn({ path, err: String(e) }, 'list failed; retrying');
+      await sleep(Math.min(30_000, 500 * 2 ** failures), signal);
+      continue;
+    }
+    for (;;) {
+      if (signal.aborted) return;
+      let gone = false;
+      stats.watches++;
+      try {
+        await rest.watch(`${path}?watch=1&allowWatchBookmarks=true&timeoutSeconds=300&resourceVersion=${rv}`, (e) => {
+          const obj = e.object as KubeObject & { code?: number };
+          if (e.type === 'ERROR') {
+            if (obj.code === 410) gone = true;
+            throw new ApiError(obj.code ?? 500, 'WatchError', `watch ${path}: ${JSON.stringify(obj).slice(0, 200)}`);
+          }
+          const next = obj.metadata?.resourceVersion;
+          if (next) rv = next;
+          stats.lastEventAt = Date.now();
+          if (e.type === 'BOOKMARK') return;
+          stats.events++;
+          h.event(e.type as WatchEventType, obj);
+        }, signal);
+      } catch (e) {
+        if (signal.aborted) return;
+        if (gone || (e instanceof ApiError && e.status === 410)) {
+          logger.info({ path }, 'watch expired (410 Gone); relisting');
+          break;
+        }
+        logger.warn({ path, err: String(e) }, 'watch broke; resuming');
+        await sleep(1000, signal);
+        if (e instanceof ApiError && e.status !== 0 && e.status !== 500) break;
+      }
+    }
+  }
+}

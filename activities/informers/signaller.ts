@@ -1,0 +1,89 @@
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
+import { SA_CONTROLLER, SA_KIND, SA_NAME, SA_NAMESPACE, SA_UID } from '../../workflows/search-attributes';
+
+/** Who a signal is for: the object's workflow, started by the signal if it is not running. */
+export interface Target {
+  controller: string;
+  workflowType: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  /** the workflow's input, used only when the signal starts it */
+  args: unknown;
+}
+
+interface Pending {
+  target: Target;
+  event: unknown;
+  merge: (earlier: unknown, later: unknown) => unknown;
+}
+
+/**
+ * Collects events per workflow ID and sends each key one merged signal per flush, with
+ * signalWithStart. A failed send keeps the event for the next flush, merged with what came since.
+ */
+export class Signaller {
+  private pending = new Map<string, Pending>();
+  sent = 0;
+  errors = 0;
+
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+    private readonly logger: Logger,
+    private readonly onSent?: (controller: string) => void,
+  ) {}
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  queue<E>(target: Target, event: E, merge: (earlier: E, later: E) => E): void {
+    const id = `${target.controller}/${target.namespace}/${target.name}`;
+    const prev = this.pending.get(id);
+    const m = merge as (a: unknown, b: unknown) => unknown;
+    this.pending.set(id, { target, event: prev ? m(prev.event, event) : event, merge: m });
+  }
+
+  async flush(concurrency = 32): Promise<void> {
+    const batch = [...this.pending.entries()];
+    this.pending.clear();
+    const inFlight = new Set<Promise<void>>();
+    for (const [id, item] of batch) {
+      const p: Promise<void> = this.send(id, item).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      if (inFlight.size >= concurrency) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+  }
+
+  private async send(workflowId: string, item: Pending): Promise<void> {
+    const t = item.target;
+    try {
+      await this.client.workflow.signalWithStart(t.workflowType, {
+        workflowId,
+        taskQueue: this.taskQueue,
+        args: [t.args],
+        signal: OBJECT_EVENT_SIGNAL,
+        signalArgs: [item.event],
+        typedSearchAttributes: [
+          { key: SA_CONTROLLER, value: t.controller },
+          { key: SA_KIND, value: t.kind },
+          { key: SA_NAMESPACE, value: t.namespace },
+          { key: SA_NAME, value: t.name },
+          { key: SA_UID, value: t.uid },
+        ],
+      });
+      this.sent++;
+      this.onSent?.(t.controller);
+    } catch (e) {
+      this.errors++;
+      this.logger.warn({ controller: t.controller, key: `${t.namespace}/${t.name}`, err: String(e) }, 'signal failed; will retry');
+      const prev = this.pending.get(workflowId);
+      this.pending.set(workflowId, { ...item, event: prev ? item.merge(item.event, prev.event) : item.event });
+    }
+  }
+}
