@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { KubeRest } from './kube/rest';
 import type { InformerInput, RouteFamily } from './informers/family';
 import { Handler, ReflectorStats, reflect, sleep } from './informers/reflector';
+import { deploymentRoutes } from './informers/deployment-routes';
 import { replicaRoutes } from './informers/replica-routes';
 import { Signaller } from './informers/signaller';
 
@@ -39,7 +40,7 @@ export function createInformerActivities(deps: InformerDeps) {
       const signal = abort.signal;
       const log = deps.logger.child({ component: 'informers' });
       const signaller = new Signaller(deps.client, deps.taskQueue, log, deps.onSignalSent);
-      const families = [replicaRoutes(input, signaller)].filter((f): f is RouteFamily => f !== undefined);
+      const families = [replicaRoutes(input, signaller), deploymentRoutes(input, signaller)].filter((f): f is RouteFamily => f !== undefined);
 
       // one reflector per resource, fanning out to every family that routes it
       const byPath = new Map<string, Handler[]>();

@@ -6,6 +6,7 @@ import type { OwnerRef, PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatu
 import { EventTarget, RecordEvent } from './kube/events';
 import { apiCall, asActivityFailure, isStatus } from './kube/failures';
 import { KubeObject, controllerRef, podSummary, replicaOwner } from './kube/projections';
+import { adoptBy, patchOwnerReferences, releaseFrom } from './kube/ownership';
 import { ApiError, KubeRest } from './kube/rest';
 
 export interface OwnerKey {
@@ -235,15 +236,13 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
       return apiCall(async () => {
         const fresh = await readOwner(req.owner);
         if (!fresh || fresh.uid !== req.owner.uid || fresh.deletionTimestamp) return { updated: [], skipped: req.pods.map((p) => p.name) };
-        return patchOwnerRefs(req, (refs) => (refs.some((r) => r.controller) ? undefined : [...refs, ownerRefFor(req.owner)]));
+        return patchPods(req, adoptBy(ownerRefFor(req.owner)));
       });
     },
 
     /** Drop this owner's controller reference from pods whose labels no longer match. */
     async releasePods(req: OwnershipRequest): Promise<OwnershipResult> {
-      return apiCall(() =>
-        patchOwnerRefs(req, (refs) => (refs.some((r) => r.uid === req.owner.uid) ? refs.filter((r) => r.uid !== req.owner.uid) : undefined)),
-      );
+      return apiCall(() => patchPods(req, releaseFrom(req.owner.uid)));
     },
 
     /** Write status through the status subresource, guarded by the resourceVersion it was computed from. */
@@ -269,29 +268,14 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
     },
   };
 
-  /** Merge-patch ownerReferences with the pod's resourceVersion: a concurrent change makes us re-observe instead of overwriting it. */
-  async function patchOwnerRefs(req: OwnershipRequest, change: (refs: OwnerRef[]) => OwnerRef[] | undefined): Promise<OwnershipResult> {
+  async function patchPods(req: OwnershipRequest, change: (refs: OwnerRef[]) => OwnerRef[] | undefined): Promise<OwnershipResult> {
     const updated: PodSummary[] = [];
     const skipped: string[] = [];
     for (const p of req.pods) {
-      try {
-        const current = podSummary((await rest.request<KubeObject>('GET', podPath(req.owner.namespace, p.name))).body);
-        const next = current.uid === p.uid && !current.deletionTimestamp ? change(current.ownerReferences) : undefined;
-        if (!next) {
-          skipped.push(p.name);
-          continue;
-        }
-        const r = await rest.request<KubeObject>('PATCH', podPath(req.owner.namespace, p.name), {
-          body: { metadata: { uid: p.uid, resourceVersion: current.resourceVersion, ownerReferences: next } },
-          contentType: 'application/merge-patch+json',
-        });
-        updated.push(podSummary(r.body));
-      } catch (e) {
-        if (isStatus(e, 404, 409, 422)) skipped.push(p.name);
-        else throw e;
-      } finally {
-        heartbeat();
-      }
+      const r = await patchOwnerReferences(rest, podPath(req.owner.namespace, p.name), p.uid, change);
+      if ('patched' in r) updated.push(podSummary(r.patched));
+      else skipped.push(p.name);
+      heartbeat();
     }
     return { updated, skipped };
   }

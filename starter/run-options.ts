@@ -31,6 +31,11 @@ export const CONCURRENT_SYNCS = {
     default: 5,
     description: 'how many replica sets may reconcile at the same time',
   },
+  'deployment-controller': {
+    flag: 'concurrent-deployment-syncs',
+    default: 5,
+    description: 'how many deployments may reconcile at the same time',
+  },
   // upstream registers this one as concurrent_rc_syncs and relies on pflag turning _ into -
   'replicationcontroller-controller': {
     flag: 'concurrent-rc-syncs',

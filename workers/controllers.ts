@@ -6,6 +6,7 @@
 export const IMPLEMENTED_CONTROLLERS = {
   'replicaset-controller': { short: 'replicaset' },
   'replicationcontroller-controller': { short: 'replicationcontroller' },
+  'deployment-controller': { short: 'deployment' },
 } as const;
 
 export type ImplementedController = keyof typeof IMPLEMENTED_CONTROLLERS;

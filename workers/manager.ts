@@ -3,6 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, WorkflowIdConflictPolicy } from '@temporalio/client';
 import { InjectedSinks, NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
+import { createDeploymentActivities } from '../activities/deployment';
 import { createInformerActivities } from '../activities/informers';
 import { createEventRecorder } from '../activities/kube/events';
 import { KubeRest } from '../activities/kube/rest';
@@ -57,7 +58,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const shortNames = controllers.map((c) => IMPLEMENTED_CONTROLLERS[c].short);
   const kc = kubeConfig(opts);
   const rest = new KubeRest(kc, new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst), (verb, path, status) => {
-    const resource = /\/(pods|replicasets|replicationcontrollers|events)(\/|\?|$)/.exec(path)?.[1] ?? 'other';
+    const resource = /\/(pods|replicasets|replicationcontrollers|deployments|events)(\/|\?|$)/.exec(path)?.[1] ?? 'other';
     metrics.apiRequestsTotal.inc({ verb, resource, code: status ? String(status) : '<error>' });
   }, opts.master);
 
@@ -66,10 +67,12 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const client = new Client({ connection, namespace: opts.temporalNamespace });
   const nativeConnection = await NativeConnection.connect({ address: opts.temporalAddress, tls });
   const instance = `${os.hostname()}-${process.pid}`;
+  const recordEvent = createEventRecorder(rest, instance, logger);
 
   const activities = instrument(
     {
-      ...createReplicaActivities({ rest, logger, recordEvent: createEventRecorder(rest, instance, logger) }),
+      ...createReplicaActivities({ rest, logger, recordEvent }),
+      ...createDeploymentActivities({ rest, logger, recordEvent }),
       ...createInformerActivities({
         rest,
         client,

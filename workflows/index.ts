@@ -1,3 +1,4 @@
 // Every workflow type the worker registers. A new controller adds its workflow here.
 export { replicaOwnerWorkflow } from './replicaset/workflow';
+export { deploymentWorkflow } from './deployment/workflow';
 export { informerWorkflow } from './informer';

@@ -1,0 +1,121 @@
+import { proxyActivities, upsertSearchAttributes, continueAsNew } from '@temporalio/workflow';
+import type { DeploymentActivities } from '../../activities/deployment';
+import { selectorMatches } from '../common/selector';
+import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { SA_UID } from '../search-attributes';
+import { findNewReplicaSet, planDeployment } from './logic';
+import type { DeploymentView, ReplicaSetView } from './types';
+
+/**
+ * What the router sends a Deployment's workflow. The workflow re-reads the Deployment and its
+ * ReplicaSets from the API on every reconcile, so an event only needs to say "look again".
+ */
+export interface DeploymentEvent {
+  /** the Deployment with this UID was deleted */
+  deletedUid?: string;
+  /** something it owns (or might adopt) changed */
+  changed?: boolean;
+  /** the watch relisted: events may have been missed */
+  relist?: boolean;
+}
+
+export interface DeploymentWorkflowInput {
+  namespace: string;
+  name: string;
+  uid?: string;
+  tuning?: Partial<LoopTuning>;
+}
+
+const MAX_IMMEDIATE_ROUNDS = 50;
+
+const io = proxyActivities<DeploymentActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
+});
+
+/** Which ReplicaSets to adopt (orphans the selector matches) and release (ours that no longer match), as upstream's claim step. */
+export function claimReplicaSets(d: DeploymentView, rss: readonly ReplicaSetView[]): { owned: ReplicaSetView[]; adopt: ReplicaSetView[]; release: ReplicaSetView[] } {
+  const owned: ReplicaSetView[] = [];
+  const adopt: ReplicaSetView[] = [];
+  const release: ReplicaSetView[] = [];
+  for (const rs of rss) {
+    const ref = rs.ownerReferences.find((r) => r.controller);
+    const matches = selectorMatches(d.selector, rs.labels);
+    if (ref?.uid === d.uid) (matches || d.deletionTimestamp ? owned : release).push(rs);
+    else if (!ref && matches && !d.deletionTimestamp && !rs.deletionTimestamp) adopt.push(rs);
+  }
+  return { owned, adopt, release };
+}
+
+/** One Deployment: rolls its ReplicaSets toward spec.template and keeps its status and conditions true. */
+export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promise<void> {
+  const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
+  const key = { namespace: input.namespace, name: input.name };
+  let uid = input.uid;
+  /** rounds in a row that wrote and asked to look again at once; bounded so a planner that never settles backs off instead of spinning */
+  let immediate = 0;
+
+  async function reconcile(): Promise<ReconcileResult> {
+    const seen = await io.observeDeployment(key);
+    const d = seen.deployment;
+    if (!d) return { finished: true };
+    if (uid && d.uid !== uid) {
+      // a new object under the same name: a new run, never this one's state
+      await continueAsNew<typeof deploymentWorkflow>({ ...input, uid: d.uid });
+    }
+    if (!uid) {
+      uid = d.uid;
+      upsertSearchAttributes([{ key: SA_UID, value: uid }]);
+    }
+
+    const claim = claimReplicaSets(d, seen.replicaSets);
+    if (claim.adopt.length || claim.release.length) {
+      if (claim.adopt.length) await io.adoptReplicaSets({ deployment: d, replicaSets: claim.adopt.map(({ name, uid: u }) => ({ name, uid: u })) });
+      if (claim.release.length) await io.releaseReplicaSets({ deployment: d, replicaSets: claim.release.map(({ name, uid: u }) => ({ name, uid: u })) });
+      return { requeueAfterMs: 0 }; // look again with ownership settled
+    }
+
+    const newRS = findNewReplicaSet(d, claim.owned);
+    const oldPodsRunning = claim.owned
+      .filter((rs) => rs.uid !== newRS?.uid)
+      .reduce((n, rs) => n + (seen.activePodsByReplicaSet[rs.uid] ?? 0), 0);
+    const plan = planDeployment({ deployment: d, replicaSets: claim.owned, oldPodsRunning, now: Date.now() });
+
+    let view = d;
+    let wroteOthers = false;
+    for (const action of plan.actions) {
+      const from = action.type === 'scaleReplicaSet' ? claim.owned.find((rs) => rs.uid === action.uid)?.replicas : undefined;
+      const r = await io.applyDeploymentAction({ deployment: view, action, fromReplicas: from });
+      if (!r.ok) {
+        // the world moved (conflict), or the name is taken (collision): re-observe and plan again
+        return r.reason === 'Rejected' ? { failed: true } : { requeueAfterMs: 0 };
+      }
+      if (r.resourceVersion && (action.type === 'updateDeploymentAnnotations' || action.type === 'updateDeploymentStatus')) {
+        view = { ...view, resourceVersion: r.resourceVersion };
+      }
+      if (action.type !== 'updateDeploymentStatus') wroteOthers = true;
+    }
+    // After a ReplicaSet write, plan the next step from fresh observations right away; a
+    // status-only round waits for the next event or the progress-deadline timer.
+    if (wroteOthers) {
+      immediate++;
+      if (immediate > MAX_IMMEDIATE_ROUNDS) {
+        immediate = 0;
+        return { failed: true };
+      }
+      return { requeueAfterMs: 0 };
+    }
+    immediate = 0;
+    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {};
+  }
+
+  await runObjectLoop<DeploymentEvent>({
+    controller: 'deployment',
+    tuning,
+    // every reconcile re-reads the world, so an event only has to wake the loop
+    apply() {},
+    reconcile,
+    continueAsNewArgs: () => [{ ...input, uid } satisfies DeploymentWorkflowInput],
+  });
+}
