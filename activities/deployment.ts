@@ -35,7 +35,11 @@ export interface DeploymentWrite {
   fromReplicas?: number;
 }
 
-export type WriteResult = { ok: true; resourceVersion?: string } | { ok: false; reason: 'Conflict' | 'NotFound' | 'HashCollision' | 'Rejected'; message: string };
+export type WriteResult =
+  | { ok: true; resourceVersion?: string }
+  | { ok: false; reason: 'Conflict' | 'NotFound' | 'Rejected'; message: string }
+  /** the ReplicaSet's name is taken; the workflow decides whether it is ours or a hash collision */
+  | { ok: false; reason: 'AlreadyExists'; message: string; existing: ReplicaSetView };
 
 export interface DeploymentActivityDeps {
   rest: KubeRest;
@@ -162,11 +166,9 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
               if (a.replicas > 0) event(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${a.name} from 0 to ${a.replicas}`);
             } catch (e) {
               if (!isStatus(e, 409)) throw e;
-              // ours from an earlier attempt of this very write, or someone else's: a hash collision
+              // ours from an earlier attempt of this very write, or someone else's: the workflow decides
               const existing = replicaSetView((await rest.request<KubeObject>('GET', rsPath(ns, a.name))).body);
-              const ours = controllerRef(existing.ownerReferences)?.uid === d.uid &&
-                JSON.stringify(existing.template.spec) === JSON.stringify(a.template.spec);
-              result = ours ? { ok: true } : { ok: false, reason: 'HashCollision', message: `replica set ${a.name} exists with another template` };
+              result = { ok: false, reason: 'AlreadyExists', message: `replica set ${a.name} already exists`, existing };
             }
             break;
           }

@@ -6,6 +6,8 @@ import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
 import type { KubeObject } from '../../activities/kube/projections';
+import { deploymentView } from '../../activities/kube/deployment-projections';
+import { podTemplateHash } from '../../workflows/deployment/logic';
 
 /** The deployment controller judged the way users judge it: through kubectl. */
 const rest = testRest(testKubeConfig());
@@ -174,5 +176,30 @@ describe('deployment controller through kubectl', () => {
     const r = await kubectl('rollout', 'status', 'deployment/stuck', '--timeout=10s');
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/exceeded its progress deadline/);
+  });
+
+  test('a hash collision bumps status.collisionCount and the new ReplicaSet gets another name', async () => {
+    const dep = { metadata: { name: 'clash' }, spec: { replicas: 1, paused: true, selector: { matchLabels: { app: 'clash' } },
+      template: { metadata: { labels: { app: 'clash' } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/clash:1' }] } } } };
+    await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: dep });
+    const stored = await eventually('paused deployment observed', async () => {
+      const d = await deployment('clash');
+      return d.status?.observedGeneration === d.metadata?.generation ? d : undefined;
+    });
+    expect(await replicaSetsOf('clash')).toHaveLength(0);
+    const taken = `clash-${podTemplateHash(deploymentView(stored).template)}`;
+    // someone else's ReplicaSet under the name the controller is about to use
+    await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, { body: {
+      metadata: { name: taken }, spec: { replicas: 0, selector: { matchLabels: { other: 'x' } },
+        template: { metadata: { labels: { other: 'x' } }, spec: { containers: [{ name: 'x', image: 'registry.invalid/other:1' }] } } } } });
+    await ok('rollout', 'resume', 'deployment/clash');
+    await ok('rollout', 'status', 'deployment/clash', '--timeout=90s');
+    const d = await deployment('clash');
+    expect(d.status?.collisionCount).toBe(1);
+    const rss = await replicaSetsOf('clash');
+    expect(rss).toHaveLength(1);
+    expect(rss[0].metadata?.name).not.toBe(taken);
+    const foreign = (await rest.request<Obj>('GET', `/apis/apps/v1/namespaces/${ns}/replicasets/${taken}`)).body;
+    expect(foreign.metadata?.ownerReferences ?? []).toEqual([]);
   });
 });

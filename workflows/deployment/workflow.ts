@@ -3,7 +3,7 @@ import type { DeploymentActivities } from '../../activities/deployment';
 import { selectorMatches } from '../common/selector';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { SA_UID } from '../search-attributes';
-import { findNewReplicaSet, planDeployment } from './logic';
+import { findNewReplicaSet, planDeployment, resolveCreateConflict } from './logic';
 import type { DeploymentView, ReplicaSetView } from './types';
 
 /**
@@ -88,7 +88,13 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       const from = action.type === 'scaleReplicaSet' ? claim.owned.find((rs) => rs.uid === action.uid)?.replicas : undefined;
       const r = await io.applyDeploymentAction({ deployment: view, action, fromReplicas: from });
       if (!r.ok) {
-        // the world moved (conflict), or the name is taken (collision): re-observe and plan again
+        if (r.reason === 'AlreadyExists') {
+          // our own ReplicaSet from an earlier attempt, or a hash collision that bumps collisionCount
+          for (const fix of resolveCreateConflict(view, r.existing).actions) {
+            await io.applyDeploymentAction({ deployment: view, action: fix });
+          }
+        }
+        // the world moved (conflict) or the name was taken: re-observe and plan again
         return r.reason === 'Rejected' ? { failed: true } : { requeueAfterMs: 0 };
       }
       if (r.resourceVersion && (action.type === 'updateDeploymentAnnotations' || action.type === 'updateDeploymentStatus')) {
