@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { selectorMatches } from '../workflows/common/selector';
-import type { DeploymentAction, DeploymentStatus, DeploymentView, ReplicaSetView } from '../workflows/deployment/types';
+import type { DeploymentAction, DeploymentRef, DeploymentStatus, DeploymentView, ReplicaSetView } from '../workflows/deployment/types';
 import type { OwnerRef } from '../workflows/replicaset/types';
 import { deploymentView, replicaSetView } from './kube/deployment-projections';
 import type { RecordEvent } from './kube/events';
@@ -29,7 +29,7 @@ export interface OwnedRef {
 }
 
 export interface DeploymentWrite {
-  deployment: DeploymentView;
+  deployment: DeploymentRef;
   action: DeploymentAction;
   /** for scale actions: the replica count before, for the event text */
   fromReplicas?: number;
@@ -59,7 +59,7 @@ function heartbeat(): void {
   }
 }
 
-function ownerRef(d: DeploymentView): OwnerRef {
+function ownerRef(d: DeploymentRef): OwnerRef {
   return { apiVersion: 'apps/v1', kind: 'Deployment', name: d.name, uid: d.uid, controller: true, blockOwnerDeletion: true };
 }
 
@@ -79,7 +79,7 @@ async function listAll(rest: KubeRest, path: string): Promise<KubeObject[]> {
 export function createDeploymentActivities(deps: DeploymentActivityDeps) {
   const { rest } = deps;
 
-  const event = (d: DeploymentView, type: 'Normal' | 'Warning', reason: string, message: string) =>
+  const event = (d: DeploymentRef, type: 'Normal' | 'Warning', reason: string, message: string) =>
     deps.recordEvent(COMPONENT, { apiVersion: 'apps/v1', kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, resourceVersion: d.resourceVersion }, type, reason, message);
 
   const guarded = async (fn: () => Promise<string | void>): Promise<WriteResult> => {
@@ -124,7 +124,7 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
       });
     },
 
-    async adoptReplicaSets(req: { deployment: DeploymentView; replicaSets: OwnedRef[] }): Promise<{ changed: number }> {
+    async adoptReplicaSets(req: { deployment: DeploymentRef; replicaSets: OwnedRef[] }): Promise<{ changed: number }> {
       return apiCall(async () => {
         const fresh = deploymentView((await rest.request<KubeObject>('GET', deployPath(req.deployment.namespace, req.deployment.name))).body);
         if (fresh.uid !== req.deployment.uid || fresh.deletionTimestamp) return { changed: 0 };
@@ -136,7 +136,7 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
       });
     },
 
-    async releaseReplicaSets(req: { deployment: DeploymentView; replicaSets: OwnedRef[] }): Promise<{ changed: number }> {
+    async releaseReplicaSets(req: { deployment: DeploymentRef; replicaSets: OwnedRef[] }): Promise<{ changed: number }> {
       return apiCall(async () => {
         let changed = 0;
         for (const rs of req.replicaSets) {

@@ -162,3 +162,15 @@ export interface PlanDeploymentInput {
   /** the reconcile's clock, epoch ms */
   now: number;
 }
+
+/** Just enough of the Deployment to address, guard and report a write; keeps histories small. */
+export interface DeploymentRef {
+  namespace: string;
+  name: string;
+  uid: string;
+  resourceVersion: string;
+}
+
+export function deploymentRef(d: DeploymentRef): DeploymentRef {
+  return { namespace: d.namespace, name: d.name, uid: d.uid, resourceVersion: d.resourceVersion };
+}

@@ -4,7 +4,7 @@ import { selectorMatches } from '../common/selector';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { SA_UID } from '../search-attributes';
 import { findNewReplicaSet, planDeployment, resolveCreateConflict } from './logic';
-import type { DeploymentView, ReplicaSetView } from './types';
+import { type DeploymentView, type ReplicaSetView, deploymentRef } from './types';
 
 /**
  * What the router sends a Deployment's workflow. The workflow re-reads the Deployment and its
@@ -71,8 +71,8 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
 
     const claim = claimReplicaSets(d, seen.replicaSets);
     if (claim.adopt.length || claim.release.length) {
-      if (claim.adopt.length) await io.adoptReplicaSets({ deployment: d, replicaSets: claim.adopt.map(({ name, uid: u }) => ({ name, uid: u })) });
-      if (claim.release.length) await io.releaseReplicaSets({ deployment: d, replicaSets: claim.release.map(({ name, uid: u }) => ({ name, uid: u })) });
+      if (claim.adopt.length) await io.adoptReplicaSets({ deployment: deploymentRef(d), replicaSets: claim.adopt.map(({ name, uid: u }) => ({ name, uid: u })) });
+      if (claim.release.length) await io.releaseReplicaSets({ deployment: deploymentRef(d), replicaSets: claim.release.map(({ name, uid: u }) => ({ name, uid: u })) });
       return { requeueAfterMs: 0 }; // look again with ownership settled
     }
 
@@ -82,7 +82,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       .reduce((n, rs) => n + (seen.activePodsByReplicaSet[rs.uid] ?? 0), 0);
     const plan = planDeployment({ deployment: d, replicaSets: claim.owned, oldPodsRunning, now: Date.now() });
 
-    let view = d;
+    let view = deploymentRef(d);
     let wroteOthers = false;
     for (const action of plan.actions) {
       const from = action.type === 'scaleReplicaSet' ? claim.owned.find((rs) => rs.uid === action.uid)?.replicas : undefined;
@@ -90,7 +90,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       if (!r.ok) {
         if (r.reason === 'AlreadyExists') {
           // our own ReplicaSet from an earlier attempt, or a hash collision that bumps collisionCount
-          for (const fix of resolveCreateConflict(view, r.existing).actions) {
+          for (const fix of resolveCreateConflict({ ...d, resourceVersion: view.resourceVersion }, r.existing).actions) {
             await io.applyDeploymentAction({ deployment: view, action: fix });
           }
         }
