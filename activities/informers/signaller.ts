@@ -25,8 +25,16 @@ interface Pending {
  * Collects events per workflow ID and sends each key one merged signal per flush, with
  * signalWithStart. A failed send keeps the event for the next flush, merged with what came since.
  */
+/**
+ * A key signalled this recently waits for the next flush after the interval: the first event of
+ * a quiet object goes out at once, while a storm on one object (a big rollout, a burst of pod
+ * updates) costs at most a couple of signals a second, each carrying everything merged so far.
+ */
+export const HOT_KEY_INTERVAL_MS = 500;
+
 export class Signaller {
   private pending = new Map<string, Pending>();
+  private lastSent = new Map<string, number>();
   sent = 0;
   errors = 0;
 
@@ -49,8 +57,13 @@ export class Signaller {
   }
 
   async flush(concurrency = 32): Promise<void> {
-    const batch = [...this.pending.entries()];
-    this.pending.clear();
+    const now = Date.now();
+    for (const [id, at] of this.lastSent) if (now - at >= HOT_KEY_INTERVAL_MS) this.lastSent.delete(id);
+    const batch = [...this.pending.entries()].filter(([id]) => !this.lastSent.has(id));
+    for (const [id] of batch) {
+      this.pending.delete(id);
+      this.lastSent.set(id, now);
+    }
     const inFlight = new Set<Promise<void>>();
     for (const [id, item] of batch) {
       const p: Promise<void> = this.send(id, item).finally(() => inFlight.delete(p));

@@ -193,14 +193,17 @@ describe('operating reconciles through Temporal', () => {
     const { pods } = await converged(RS, ns, name, 20, `app=${name}`);
     await new Promise((r) => setTimeout(r, 2000));
     const before = await manager.metrics();
-    const patches: Promise<unknown>[] = [];
-    for (let round = 0; round < 25; round++) {
-      for (const p of pods) {
-        // a label outside the selector: the owner must look (fullyLabeledReplicas depends on labels)
-        patches.push(mergePatch(rest, `/api/v1/namespaces/${ns}/pods/${p.metadata.name}`, { metadata: { labels: { churn: String(round) } } }));
-      }
-      await Promise.all(patches.splice(0));
+    // 500 label changes (25 per pod) sent 50 at a time: a burst, as a rollout or a node event makes one
+    const writes = pods.flatMap((p) => Array.from({ length: 25 }, (_, round) => ({ p, round })));
+    const inFlight = new Set<Promise<unknown>>();
+    for (const { p, round } of writes) {
+      // a label outside the selector: the owner must look (fullyLabeledReplicas depends on labels)
+      const w: Promise<unknown> = mergePatch(rest, `/api/v1/namespaces/${ns}/pods/${p.metadata.name}`, { metadata: { labels: { churn: String(round) } } })
+        .finally(() => inFlight.delete(w));
+      inFlight.add(w);
+      if (inFlight.size >= 50) await Promise.race(inFlight);
     }
+    await Promise.all(inFlight);
     await new Promise((r) => setTimeout(r, 3000));
     const after = await manager.metrics();
     const events = metricValue(after, 'kcm_watch_events_total', { resource: 'pods', type: 'MODIFIED' }) -
