@@ -1,6 +1,6 @@
 import type { DeploymentStatus, DeploymentStrategy, DeploymentView, IntOrPercent, ReplicaSetView } from '../../workflows/deployment/types';
 import type { LabelSelector, PodTemplate, ReplicaCondition } from '../../workflows/replicaset/types';
-import type { KubeObject } from './projections';
+import { KubeObject, objectIdentity } from './projections';
 
 const num = (v: unknown, d: number): number => (typeof v === 'number' ? v : d);
 
@@ -15,12 +15,7 @@ export function deploymentView(o: KubeObject): DeploymentView {
   const spec = o.spec ?? {};
   const st = (o.status ?? {}) as Partial<DeploymentStatus>;
   return {
-    namespace: m.namespace ?? '',
-    name: m.name ?? '',
-    uid: m.uid ?? '',
-    resourceVersion: m.resourceVersion ?? '',
-    generation: m.generation ?? 0,
-    deletionTimestamp: m.deletionTimestamp,
+    ...objectIdentity(o),
     labels: m.labels ?? {},
     annotations: m.annotations ?? {},
     replicas: num(spec.replicas, 1),
@@ -50,13 +45,8 @@ export function replicaSetView(o: KubeObject): ReplicaSetView {
   const spec = o.spec ?? {};
   const st = (o.status ?? {}) as Partial<ReplicaSetView['status']> & { conditions?: ReplicaCondition[] };
   return {
-    namespace: m.namespace ?? '',
-    name: m.name ?? '',
-    uid: m.uid ?? '',
-    resourceVersion: m.resourceVersion ?? '',
+    ...objectIdentity(o),
     creationTimestamp: m.creationTimestamp ?? '',
-    generation: m.generation ?? 0,
-    deletionTimestamp: m.deletionTimestamp,
     labels: m.labels ?? {},
     annotations: m.annotations ?? {},
     ownerReferences: m.ownerReferences ?? [],

@@ -22,6 +22,19 @@ export interface KubeObject {
 
 const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
+/** The identity and version fields every projection of a controller-managed object starts with. */
+export function objectIdentity(o: KubeObject) {
+  const m = o.metadata ?? {};
+  return {
+    namespace: m.namespace ?? '',
+    name: m.name ?? '',
+    uid: m.uid ?? '',
+    resourceVersion: m.resourceVersion ?? '',
+    generation: m.generation ?? 0,
+    deletionTimestamp: m.deletionTimestamp,
+  };
+}
+
 export function podSummary(o: KubeObject): PodSummary {
   const m = o.metadata ?? {};
   const status = (o.status ?? {}) as {
@@ -68,18 +81,12 @@ function ownerSelector(kind: ReplicaOwnerKind, spec: Record<string, unknown>): L
 }
 
 export function replicaOwner(kind: ReplicaOwnerKind, o: KubeObject): ReplicaOwner {
-  const m = o.metadata ?? {};
   const spec = o.spec ?? {};
   const st = (o.status ?? {}) as Partial<ReplicaStatus>;
   return {
     kind,
     apiVersion: kind === 'ReplicaSet' ? 'apps/v1' : 'v1',
-    namespace: m.namespace ?? '',
-    name: m.name ?? '',
-    uid: m.uid ?? '',
-    resourceVersion: m.resourceVersion ?? '',
-    generation: m.generation ?? 0,
-    deletionTimestamp: m.deletionTimestamp,
+    ...objectIdentity(o),
     replicas: typeof spec.replicas === 'number' ? spec.replicas : 1,
     minReadySeconds: typeof spec.minReadySeconds === 'number' ? spec.minReadySeconds : 0,
     selector: ownerSelector(kind, spec),

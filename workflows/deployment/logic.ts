@@ -11,6 +11,7 @@
  */
 import { isEverythingSelector, selectorError } from '../common/selector';
 import { NAME_SUFFIX_ALPHABET, formatTime, parseTime } from '../replicaset/logic';
+import { conditionsEqual } from '../common/conditions';
 import type { LabelSelector, OwnerRef, PodTemplate } from '../replicaset/types';
 import type {
   DeploymentAction,
@@ -500,13 +501,6 @@ function cloneStatus(s: DeploymentStatus): DeploymentStatus {
   return { ...s, conditions: (s.conditions ?? []).map((c) => ({ ...c })) };
 }
 
-function sameInstant(a: string | undefined, b: string | undefined): boolean {
-  if ((a ?? '') === (b ?? '')) return true;
-  const ta = parseTime(a);
-  const tb = parseTime(b);
-  return ta !== undefined && ta === tb;
-}
-
 /** Would writing b over a change anything (counters, collisionCount, terminatingReplicas, conditions in order)? */
 export function deploymentStatusEqual(a: DeploymentStatus, b: DeploymentStatus): boolean {
   if (
@@ -521,20 +515,7 @@ export function deploymentStatusEqual(a: DeploymentStatus, b: DeploymentStatus):
   ) {
     return false;
   }
-  const ca = a.conditions ?? [];
-  const cb = b.conditions ?? [];
-  if (ca.length !== cb.length) return false;
-  return ca.every((x, i) => {
-    const y = cb[i];
-    return (
-      x.type === y.type &&
-      x.status === y.status &&
-      (x.reason ?? '') === (y.reason ?? '') &&
-      (x.message ?? '') === (y.message ?? '') &&
-      sameInstant(x.lastUpdateTime, y.lastUpdateTime) &&
-      sameInstant(x.lastTransitionTime, y.lastTransitionTime)
-    );
-  });
+  return conditionsEqual(a.conditions, b.conditions);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
  * { matchLabels } first (see selectorFromMap in ../common/selector).
  */
 import { labelsContain, selectorError, selectorMatches } from '../common/selector';
+import { conditionsEqual } from '../common/conditions';
 import type {
   ManageError,
   OwnerRef,
@@ -614,13 +615,6 @@ export function calculateStatus(
   return status;
 }
 
-function sameInstant(a: string | undefined, b: string | undefined): boolean {
-  if ((a ?? '') === (b ?? '')) return true;
-  const ta = parseTime(a);
-  const tb = parseTime(b);
-  return ta !== undefined && ta === tb;
-}
-
 /**
  * True when writing `b` over `a` would change nothing upstream cares about: the four counters,
  * terminatingReplicas (absent differs from 0), observedGeneration and the conditions in order.
@@ -637,23 +631,7 @@ export function statusEqual(a: ReplicaStatus, b: ReplicaStatus): boolean {
   ) {
     return false;
   }
-  const ca = a.conditions ?? [];
-  const cb = b.conditions ?? [];
-  if (ca.length !== cb.length) return false;
-  for (let i = 0; i < ca.length; i++) {
-    const x = ca[i];
-    const y = cb[i];
-    if (
-      x.type !== y.type ||
-      x.status !== y.status ||
-      (x.reason ?? '') !== (y.reason ?? '') ||
-      (x.message ?? '') !== (y.message ?? '') ||
-      !sameInstant(x.lastTransitionTime, y.lastTransitionTime)
-    ) {
-      return false;
-    }
-  }
-  return true;
+  return conditionsEqual(a.conditions, b.conditions);
 }
 
 /**
