@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import * as k8s from '@kubernetes/client-node';
-import { Client, Connection, WorkflowIdConflictPolicy } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { InjectedSinks, NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createDeploymentActivities } from '../activities/deployment';
@@ -9,7 +9,7 @@ import { createEventRecorder } from '../activities/kube/events';
 import { KubeRest } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { createReplicaActivities } from '../activities/replicaset';
-import { informerWorkflowId, InformerWorkflowInput } from '../workflows/informer';
+import { configureInformersSignal, informerWorkflowId, InformerWorkflowInput } from '../workflows/informer';
 import type { KcmSinks } from '../workflows/runtime/sinks';
 import type { RunOptions } from '../starter/run-options';
 import { loadTemporalTls } from '../starter/run-options';
@@ -133,11 +133,13 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       maxHistoryEvents: opts.maxHistoryEvents,
     },
   };
-  await client.workflow.start('informerWorkflow', {
+  // start it if no replica has, and hand it this replica's configuration either way
+  await client.workflow.signalWithStart('informerWorkflow', {
     workflowId: informerWorkflowId(opts.taskQueue),
     taskQueue: opts.taskQueue,
     args: [input],
-    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    signal: configureInformersSignal,
+    signalArgs: [input],
   });
   logger.info({ controllers: shortNames, taskQueue: opts.taskQueue, temporal: opts.temporalAddress }, 'controller manager started');
 

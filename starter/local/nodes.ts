@@ -87,3 +87,18 @@ export async function readyNodeCount(kc: k8s.KubeConfig): Promise<{ ready: numbe
   const list = await core.listNode({ labelSelector: `${KWOK_NODE_LABEL}=true` });
   return { ready: list.items.filter(isNodeReady).length, total: list.items.length };
 }
+
+/**
+ * The ServiceAccount admission plugin refuses pods in a namespace without a `default`
+ * ServiceAccount; the serviceaccount controller is what creates it. Until this project runs that
+ * controller, the stack creates it in the `default` namespace so the quickstart's first
+ * Deployment gets its pods.
+ */
+export async function ensureDefaultServiceAccount(kc: k8s.KubeConfig): Promise<void> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  try {
+    await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'default' } } });
+  } catch (e) {
+    if (errorCode(e) !== 409) throw e;
+  }
+}

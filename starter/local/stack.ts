@@ -9,7 +9,7 @@ import { renderKubeconfig } from './kubeconfig';
 import { PortAllocator, isPortFree } from './ports';
 import { PidRecord, isOurs, readPid, removePid, startDetached, stopProcess, tailLog } from './processes';
 import { probe } from './http-probe';
-import { KWOK_NODE_ANNOTATION, ensureNodes, readyNodeCount } from './nodes';
+import { KWOK_NODE_ANNOTATION, ensureDefaultServiceAccount, ensureNodes, readyNodeCount } from './nodes';
 import { ensureSearchAttributes, temporalHealthy } from './temporal-dev';
 
 export type ComponentName = 'etcd' | 'temporal' | 'kube-apiserver' | 'kube-scheduler' | 'kwok';
@@ -326,6 +326,7 @@ export async function up(opts: UpOptions): Promise<StackState> {
     await ensureSearchAttributes(`127.0.0.1:${ports.temporal}`, 'default');
     const kc = adminKubeConfig(dataDir);
     await ensureNodes(kc, nodes);
+    await ensureDefaultServiceAccount(kc);
     await waitFor(async () => {
       const { ready, total } = await readyNodeCount(kc);
       return ready === nodes && total === nodes;

@@ -92,6 +92,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
       for (const p of seen.pods) pods.set(p.uid, p);
       for (const d of [...deletedByUs]) if (!pods.has(d)) deletedByUs.delete(d);
       needObserve = false;
+      ownerGone = false;
     }
     if (!uid) {
       uid = owner.uid;
