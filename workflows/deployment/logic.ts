@@ -10,6 +10,7 @@
  * as upstream's.
  */
 import { isEverythingSelector, selectorError } from '../common/selector';
+import { utf8Bytes } from '../common/utf8';
 import { NAME_SUFFIX_ALPHABET, formatTime, parseTime } from '../replicaset/logic';
 import { conditionsEqual } from '../common/conditions';
 import type { LabelSelector, OwnerRef, PodTemplate } from '../replicaset/types';
@@ -163,18 +164,6 @@ function withoutHashLabel(template: PodTemplate): PodTemplate {
 /** Upstream's EqualIgnoreHash: the templates are equal once the pod-template-hash label is removed from both. */
 export function templatesEqualIgnoringHash(a: PodTemplate, b: PodTemplate): boolean {
   return canonicalJson(withoutHashLabel(a)) === canonicalJson(withoutHashLabel(b));
-}
-
-function utf8Bytes(s: string): number[] {
-  const out: number[] = [];
-  for (const ch of s) {
-    const c = ch.codePointAt(0) as number;
-    if (c < 0x80) out.push(c);
-    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
-    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
-    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
-  }
-  return out;
 }
 
 function fnv1a32Bytes(bytes: readonly number[], seed = 0x811c9dc5): number {

@@ -7,6 +7,7 @@
  * { matchLabels } first (see selectorFromMap in ../common/selector).
  */
 import { labelsContain, selectorError, selectorMatches } from '../common/selector';
+import { utf8Bytes } from '../common/utf8';
 import { conditionsEqual } from '../common/conditions';
 import type {
   ManageError,
@@ -412,23 +413,10 @@ const FNV64_OFFSET = 0xcbf29ce484222325n;
 const FNV64_PRIME = 0x100000001b3n;
 const MASK64 = (1n << 64n) - 1n;
 
-/** UTF-8 bytes of a string, without TextEncoder (not guaranteed in the workflow sandbox). */
-function utf8(s: string): number[] {
-  const out: number[] = [];
-  for (const ch of s) {
-    const c = ch.codePointAt(0) as number;
-    if (c < 0x80) out.push(c);
-    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
-    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
-    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
-  }
-  return out;
-}
-
 /** 64-bit FNV-1a of the UTF-8 bytes of `s`. */
 export function fnv1a64(s: string): bigint {
   let h = FNV64_OFFSET;
-  for (const b of utf8(s)) {
+  for (const b of utf8Bytes(s)) {
     h ^= BigInt(b);
     h = (h * FNV64_PRIME) & MASK64;
   }
