@@ -4,6 +4,8 @@
  * The decisions themselves live in ./logic.ts.
  */
 
+import type { OwnerRef } from '../replicaset/types';
+
 /** Finalizer the apiserver adds on a Foreground delete: the object goes once its blocking dependents are gone. */
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 /** Finalizer the apiserver adds on an Orphan delete: the object goes once its dependents let go of it. */
@@ -21,14 +23,7 @@ export interface ObjectRef {
 }
 
 /** metav1.OwnerReference. An owner reference carries no namespace: a namespaced owner lives in the dependent's namespace. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+export type OwnerReference = OwnerRef;
 
 /** The metadata of one object as the GC reads it (metadata-only GET or watch). */
 export interface ObjectMetaView {
