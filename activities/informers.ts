@@ -3,7 +3,8 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { KubeRest } from './kube/rest';
 import type { InformerInput, RouteFamily } from './informers/family';
-import { Handler, ReflectorStats, reflect, sleep } from './informers/reflector';
+import { Handler, METADATA_ONLY, ReflectorStats, reflect, sleep } from './informers/reflector';
+import { gcRoutes } from './informers/gc-routes';
 import { deploymentRoutes } from './informers/deployment-routes';
 import { replicaRoutes } from './informers/replica-routes';
 import { Signaller } from './informers/signaller';
@@ -22,6 +23,8 @@ export interface InformerDeps {
 /** The flush period is the price of coalescing: events for one key within it become one signal. */
 const FLUSH_PERIOD_MS = 100;
 const STATS_PERIOD_MS = 30_000;
+/** upstream's collector re-reads discovery every 30 s */
+const DISCOVERY_PERIOD_MS = 30_000;
 
 const resourceOf = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
@@ -40,7 +43,7 @@ export function createInformerActivities(deps: InformerDeps) {
       const signal = abort.signal;
       const log = deps.logger.child({ component: 'informers' });
       const signaller = new Signaller(deps.client, deps.taskQueue, log, deps.onSignalSent);
-      const families = [replicaRoutes(input, signaller), deploymentRoutes(input, signaller)].filter((f): f is RouteFamily => f !== undefined);
+      const families = [replicaRoutes(input, signaller), deploymentRoutes(input, signaller), gcRoutes(input, signaller, deps.rest)].filter((f): f is RouteFamily => f !== undefined);
 
       // one reflector per resource, fanning out to every family that routes it
       const byPath = new Map<string, Handler[]>();
@@ -58,7 +61,28 @@ export function createInformerActivities(deps: InformerDeps) {
         };
         return reflect(deps.rest, path, fanOut, signal, log, st);
       });
-      log.info({ controllers: input.controllers, resources: [...byPath.keys()] }, 'informers started');
+      // resources discovered at run time get reflectors of their own (metadata-only for the collector)
+      const discovered = new Set<string>();
+      const discover = async () => {
+        for (const f of families) {
+          if (!f.discover) continue;
+          try {
+            for (const d of await f.discover()) {
+              const key = `${d.metadataOnly ? 'meta:' : ''}${d.path}`;
+              if (discovered.has(key)) continue;
+              discovered.add(key);
+              const st: ReflectorStats = { lists: 0, watches: 0, events: 0, lastEventAt: 0 };
+              stats.set(key, st);
+              reflectors.push(reflect(deps.rest, d.path, d.handler, signal, log, st, d.metadataOnly ? METADATA_ONLY : undefined));
+            }
+          } catch (e) {
+            log.warn({ err: String(e) }, 'discovery failed; will retry');
+          }
+        }
+      };
+      await discover();
+      log.info({ controllers: input.controllers, resources: [...byPath.keys()], discovered: discovered.size }, 'informers started');
+      let lastDiscovery = Date.now();
 
       const sizes = () => Object.assign({}, ...families.map((f) => f.sizes())) as Record<string, number>;
       let lastStats = Date.now();
@@ -70,6 +94,10 @@ export function createInformerActivities(deps: InformerDeps) {
               reflectors: Object.fromEntries([...stats].map(([p, st]) => [p, { ...st, lastEventAgoMs: st.lastEventAt ? Date.now() - st.lastEventAt : null }])) }, 'informer stats');
           }
           ctx.heartbeat(sizes());
+          if (discovered.size && Date.now() - lastDiscovery > DISCOVERY_PERIOD_MS) {
+            lastDiscovery = Date.now();
+            void discover();
+          }
           if (signaller.size) await signaller.flush();
           await sleep(FLUSH_PERIOD_MS, signal);
         }

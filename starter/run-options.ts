@@ -31,6 +31,11 @@ export const CONCURRENT_SYNCS = {
     default: 5,
     description: 'how many replica sets may reconcile at the same time',
   },
+  'garbage-collector-controller': {
+    flag: 'concurrent-gc-syncs',
+    default: 20,
+    description: 'how many objects the garbage collector may process at the same time',
+  },
   'deployment-controller': {
     flag: 'concurrent-deployment-syncs',
     default: 5,

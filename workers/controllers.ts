@@ -7,6 +7,7 @@ export const IMPLEMENTED_CONTROLLERS = {
   'replicaset-controller': { short: 'replicaset' },
   'replicationcontroller-controller': { short: 'replicationcontroller' },
   'deployment-controller': { short: 'deployment' },
+  'garbage-collector-controller': { short: 'garbagecollector' },
 } as const;
 
 export type ImplementedController = keyof typeof IMPLEMENTED_CONTROLLERS;

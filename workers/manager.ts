@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { InjectedSinks, NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createDeploymentActivities } from '../activities/deployment';
+import { createGcActivities } from '../activities/gc';
 import { createInformerActivities } from '../activities/informers';
 import { createEventRecorder } from '../activities/kube/events';
 import { KubeRest } from '../activities/kube/rest';
@@ -73,6 +74,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     {
       ...createReplicaActivities({ rest, logger, recordEvent }),
       ...createDeploymentActivities({ rest, logger, recordEvent }),
+      ...createGcActivities({ rest, logger, recordEvent }),
       ...createInformerActivities({
         rest,
         client,

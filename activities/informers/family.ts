@@ -17,4 +17,9 @@ export interface RouteFamily {
   handlers: Map<string, Handler>;
   /** cache sizes, for the heartbeat and the stats log */
   sizes(): Record<string, number>;
+  /**
+   * Resources found at run time (the garbage collector watches whatever discovery offers, CRDs
+   * included): called at start and periodically; each returned path gets a reflector of its own.
+   */
+  discover?(): Promise<Array<{ path: string; handler: Handler; metadataOnly: boolean }>>;
 }

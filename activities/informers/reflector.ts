@@ -28,7 +28,10 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
  * One resource's list+watch: list, then watch from the list's resourceVersion, re-watch on
  * disconnect, and relist on 410 Gone or anything it cannot resume from.
  */
-export async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSignal, logger: Logger, stats: ReflectorStats): Promise<void> {
+/** Metadata-only lists and watches (the garbage collector reads nothing else). */
+export const METADATA_ONLY = { list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1', watch: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' };
+
+export async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSignal, logger: Logger, stats: ReflectorStats, accept?: { list: string; watch: string }): Promise<void> {
   let failures = 0;
   while (!signal.aborted) {
     let rv: string;
@@ -37,8 +40,8 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
       let cont = '';
       do {
         const page = await rest.request<{ items: KubeObject[]; metadata: { resourceVersion: string; continue?: string } }>(
-          'GET', `${path}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
-        items.push(...page.body.items);
+          'GET', `${path}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, { accept: accept?.list });
+        items.push(...(page.body.items ?? [])); // an empty metadata-only list has items: null
         rv = page.body.metadata.resourceVersion;
         cont = page.body.metadata.continue ?? '';
       } while (cont);
@@ -68,7 +71,7 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
           if (e.type === 'BOOKMARK') return;
           stats.events++;
           h.event(e.type as WatchEventType, obj);
-        }, signal);
+        }, signal, undefined, accept?.watch);
       } catch (e) {
         if (signal.aborted) return;
         if (gone || (e instanceof ApiError && e.status === 410)) {

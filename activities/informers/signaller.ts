@@ -13,6 +13,8 @@ export interface Target {
   uid: string;
   /** the workflow's input, used only when the signal starts it */
   args: unknown;
+  /** default `<controller>/<namespace>/<name>` */
+  workflowId?: string;
 }
 
 interface Pending {
@@ -50,7 +52,7 @@ export class Signaller {
   }
 
   queue<E>(target: Target, event: E, merge: (earlier: E, later: E) => E): void {
-    const id = `${target.controller}/${target.namespace}/${target.name}`;
+    const id = target.workflowId ?? `${target.controller}/${target.namespace}/${target.name}`;
     const prev = this.pending.get(id);
     const m = merge as (a: unknown, b: unknown) => unknown;
     this.pending.set(id, { target, event: prev ? m(prev.event, event) : event, merge: m });

@@ -32,6 +32,8 @@ export interface RequestOptions {
   body?: unknown;
   contentType?: string;
   timeoutMs?: number;
+  /** e.g. metadata-only lists: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1 */
+  accept?: string;
 }
 
 export type ApiObserver = (verb: string, path: string, status: number) => void;
@@ -72,6 +74,7 @@ export class KubeRest {
       headers['Content-Type'] = ro.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(payload));
     }
+    if (ro.accept) headers.Accept = ro.accept;
     const { url, ...opts } = await this.options(method, path, headers, ro.timeoutMs ?? 30_000);
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
@@ -104,9 +107,9 @@ export class KubeRest {
    * Open a watch and hand each event line to `onEvent` until the server closes it, `signal`
    * aborts, or no byte (bookmarks included) arrives for `idleMs`.
    */
-  async watch(path: string, onEvent: (e: { type: string; object: unknown }) => void, signal: AbortSignal, idleMs = 120_000): Promise<void> {
+  async watch(path: string, onEvent: (e: { type: string; object: unknown }) => void, signal: AbortSignal, idleMs = 120_000, accept?: string): Promise<void> {
     await this.limiter.take();
-    const { url, ...opts } = await this.options('GET', path, {});
+    const { url, ...opts } = await this.options('GET', path, accept ? { Accept: accept } : {});
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       // A stream can end in several ways (end, error, close, abort, handler failure), often more

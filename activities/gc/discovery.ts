@@ -1,0 +1,73 @@
+import type { KubeRest } from '../kube/rest';
+
+/** A resource the garbage collector watches and can delete. */
+export interface ResourceInfo {
+  apiVersion: string; // 'v1' or 'group/version'
+  kind: string;
+  resource: string;
+  namespaced: boolean;
+}
+
+interface ApiResourceList {
+  groupVersion: string;
+  resources: Array<{ name: string; kind: string; namespaced: boolean; verbs: string[] }>;
+}
+
+/** Upstream's collector ignores Events: they have no owners worth collecting and churn constantly. */
+const IGNORED = new Set(['v1/events', 'events.k8s.io/v1/events']);
+
+/**
+ * Every resource the API serves at its group's preferred version that supports list, watch and
+ * delete (upstream: discovery.ServerPreferredResources filtered the same way). A group whose
+ * discovery fails is skipped this round (an aggregated API that is down must not stop the rest).
+ */
+export async function discoverResources(rest: KubeRest): Promise<ResourceInfo[]> {
+  const groupVersions = ['v1'];
+  const apis = (await rest.request<{ groups: Array<{ preferredVersion?: { groupVersion: string } }> }>('GET', '/apis')).body;
+  for (const g of apis.groups) if (g.preferredVersion) groupVersions.push(g.preferredVersion.groupVersion);
+  const out: ResourceInfo[] = [];
+  await Promise.all(groupVersions.map(async (gv) => {
+    try {
+      const list = (await rest.request<ApiResourceList>('GET', gv === 'v1' ? '/api/v1' : `/apis/${gv}`)).body;
+      for (const r of list.resources) {
+        if (r.name.includes('/') || IGNORED.has(`${gv}/${r.name}`)) continue;
+        if (!['list', 'watch', 'delete'].every((v) => r.verbs.includes(v))) continue;
+        out.push({ apiVersion: gv, kind: r.kind, resource: r.name, namespaced: r.namespaced });
+      }
+    } catch {
+      /* skipped until the next discovery round */
+    }
+  }));
+  return out.sort((a, b) => `${a.apiVersion}/${a.resource}`.localeCompare(`${b.apiVersion}/${b.resource}`));
+}
+
+export function collectionPath(r: Pick<ResourceInfo, 'apiVersion' | 'resource' | 'namespaced'>, namespace?: string): string {
+  const base = r.apiVersion === 'v1' ? '/api/v1' : `/apis/${r.apiVersion}`;
+  return r.namespaced && namespace ? `${base}/namespaces/${namespace}/${r.resource}` : `${base}/${r.resource}`;
+}
+
+/**
+ * apiVersion+kind -> resource, from discovery, refreshed on a miss at most every few seconds so
+ * a CRD created after start resolves soon after it is served.
+ */
+export class RestMapper {
+  private byKind = new Map<string, ResourceInfo>();
+  private refreshedAt = 0;
+  /** concurrent lookups during a refresh wait for it instead of answering from the old map */
+  private refreshing?: Promise<void>;
+
+  constructor(private readonly rest: KubeRest, private readonly minRefreshMs = 3000) {}
+
+  async lookup(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
+    const key = `${apiVersion}/${kind}`;
+    if (this.refreshing) await this.refreshing;
+    if (!this.byKind.has(key) && Date.now() - this.refreshedAt > this.minRefreshMs) {
+      this.refreshedAt = Date.now();
+      this.refreshing = discoverResources(this.rest)
+        .then((all) => { this.byKind = new Map(all.map((r) => [`${r.apiVersion}/${r.kind}`, r])); })
+        .finally(() => { this.refreshing = undefined; });
+      await this.refreshing;
+    }
+    return this.byKind.get(key);
+  }
+}

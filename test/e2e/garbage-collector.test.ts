@@ -1,0 +1,121 @@
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import type { KubeObject } from '../../activities/kube/projections';
+import { ensureBinaries } from '../../starter/local/binaries';
+import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { cleanNamespace, eventsFor, listPods, testRest } from '../support/kube';
+import { TEST_DATA_DIR } from '../support/stack';
+
+/** Cascading deletion as kubectl users see it, by the garbage collector on the real stack. */
+const rest = testRest(testKubeConfig());
+let kubectlBin: string;
+let manager: ManagerProcess;
+let ns: string;
+
+type Obj = KubeObject & { metadata: NonNullable<KubeObject['metadata']> & { finalizers?: string[] } };
+
+function kubectl(...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(kubectlBin, ['--kubeconfig', path.join(TEST_DATA_DIR, 'admin.kubeconfig'), '-n', ns, ...args], { timeout: 120_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout));
+  });
+}
+
+const list = async (p: string): Promise<Obj[]> => (await rest.request<{ items: Obj[] }>('GET', p)).body.items;
+const rsPath = () => `/apis/apps/v1/namespaces/${ns}/replicasets`;
+const exists = async (p: string) => rest.request('GET', p).then(() => true, () => false);
+
+async function deployment(name: string, replicas = 2): Promise<Obj> {
+  await kubectl('create', 'deployment', name, `--image=registry.invalid/${name}:1`, `--replicas=${replicas}`);
+  await kubectl('rollout', 'status', `deployment/${name}`, '--timeout=90s');
+  return (await rest.request<Obj>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/${name}`)).body;
+}
+
+beforeAll(async () => {
+  kubectlBin = (await ensureBinaries(['kubectl'])).kubectl;
+  ns = await freshNamespace(testKubeConfig(), 'gc');
+  manager = await startManagerProcess(uniqueName('gc-e2e'), ['--controllers', 'replicaset,deployment,garbagecollector', '--kube-api-qps', '200', '--kube-api-burst', '400']);
+});
+
+afterAll(async () => {
+  await manager?.kill();
+  if (ns) await cleanNamespace(rest, ns);
+});
+
+test('kubectl delete deployment (background) removes its ReplicaSets and pods', async () => {
+  await deployment('bg');
+  await kubectl('delete', 'deployment', 'bg');
+  await eventually('ReplicaSets and pods collected', async () =>
+    (await list(rsPath())).filter((r) => r.metadata.name?.startsWith('bg-')).length === 0 && (await listPods(rest, ns, 'app=bg')).length === 0, 60_000);
+});
+
+test('--cascade=foreground: dependents go first, the Deployment last, through the foregroundDeletion finalizer', async () => {
+  await deployment('fg');
+  await kubectl('delete', 'deployment', 'fg', '--cascade=foreground', '--wait=false');
+  let sawFinalizer = false;
+  let deploymentOutlivedReplicaSets = false;
+  await eventually('everything gone', async () => {
+    const d = await rest.request<Obj>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/fg`).then((r) => r.body, () => undefined);
+    if (d?.metadata.finalizers?.includes('foregroundDeletion') && d.metadata.deletionTimestamp) sawFinalizer = true;
+    const rss = (await list(rsPath())).filter((r) => r.metadata.name?.startsWith('fg-'));
+    if (d && rss.length === 0) deploymentOutlivedReplicaSets = true;
+    return !d && rss.length === 0 && (await listPods(rest, ns, 'app=fg')).length === 0;
+  }, 60_000, 100);
+  expect(sawFinalizer).toBe(true);
+  expect(deploymentOutlivedReplicaSets).toBe(true);
+});
+
+test('--cascade=orphan: ReplicaSets and pods stay, without their ownerReferences', async () => {
+  const d = await deployment('orph');
+  await kubectl('delete', 'deployment', 'orph', '--cascade=orphan');
+  await eventually('deployment gone, ReplicaSet orphaned', async () => {
+    const gone = !(await exists(`/apis/apps/v1/namespaces/${ns}/deployments/orph`));
+    const rss = (await list(rsPath())).filter((r) => r.metadata.name?.startsWith('orph-'));
+    return gone && rss.length === 1 && !(rss[0].metadata.ownerReferences ?? []).some((o) => o.uid === d.metadata.uid);
+  }, 60_000);
+  await new Promise((r) => setTimeout(r, 3000));
+  expect((await listPods(rest, ns, 'app=orph')).length).toBe(2);
+});
+
+test('an ownerReference to a UID that never existed: the dependent is deleted', async () => {
+  await rest.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'dangling',
+    ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-0000-0000-000000000000' }] } } });
+  await eventually('dangling dependent deleted', async () => !(await exists(`/api/v1/namespaces/${ns}/configmaps/dangling`)), 60_000);
+});
+
+test('a cross-namespace owner reference: Warning OwnerRefInvalidNamespace, the invalid child deleted as upstream does, the owner untouched', async () => {
+  const other = await freshNamespace(testKubeConfig(), 'gc-other');
+  const owner = (await rest.request<Obj>('POST', `/api/v1/namespaces/${other}/configmaps`, { body: { metadata: { name: 'owner' } } })).body;
+  const valid = (await rest.request<Obj>('POST', `/api/v1/namespaces/${other}/configmaps`, { body: { metadata: { name: 'valid-child',
+    ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }] } } })).body;
+  await rest.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'cross',
+    ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }] } } });
+  await eventually('warning event', async () => (await eventsFor(rest, ns, 'cross', 'OwnerRefInvalidNamespace')).length > 0, 60_000);
+  // as upstream: the invalid reference counts as dangling, so the child goes; the owner and its valid child stay
+  await eventually('invalid child deleted', async () => !(await exists(`/api/v1/namespaces/${ns}/configmaps/cross`)), 60_000);
+  await new Promise((r) => setTimeout(r, 2000));
+  expect(await exists(`/api/v1/namespaces/${other}/configmaps/owner`)).toBe(true);
+  expect((await rest.request<Obj>('GET', `/api/v1/namespaces/${other}/configmaps/valid-child`)).body.metadata.uid).toBe(valid.metadata.uid);
+});
+
+test('a CRD created after the manager started: deleting an instance deletes the ConfigMaps it owns', async () => {
+  const group = `${uniqueName('gc')}.temporal-kcm.dev`;
+  await rest.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: {
+    metadata: { name: `widgets.${group}` },
+    spec: { group, scope: 'Namespaced', names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+  } });
+  const widget = await eventually('CRD served', async () =>
+    (await rest.request<Obj>('POST', `/apis/${group}/v1/namespaces/${ns}/widgets`, { body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1' } } })).body, 60_000, 500);
+  for (const i of [1, 2]) {
+    await rest.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: `widget-part-${i}`,
+      ownerReferences: [{ apiVersion: `${group}/v1`, kind: 'Widget', name: 'w1', uid: widget.metadata.uid }] } } });
+  }
+  // wait until the collector has seen the new kind (it rediscovers every 30 s) before deleting
+  await new Promise((r) => setTimeout(r, 35_000));
+  expect(await exists(`/api/v1/namespaces/${ns}/configmaps/widget-part-1`)).toBe(true);
+  await rest.request('DELETE', `/apis/${group}/v1/namespaces/${ns}/widgets/w1`);
+  await eventually('parts collected', async () =>
+    !(await exists(`/api/v1/namespaces/${ns}/configmaps/widget-part-1`)) && !(await exists(`/api/v1/namespaces/${ns}/configmaps/widget-part-2`)), 60_000);
+});

@@ -1,0 +1,87 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { GcActivities } from '../../activities/gc';
+import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { decideForegroundOwner, decideOrphanOwner, isDeletingDependents, isOrphaningDependents, planDependent } from './logic';
+import type { GcAction, ObjectRef } from './types';
+
+/** What the ownership graph sends an object's collector workflow: its dependents as the watch knows them. */
+export interface GcEvent {
+  dependents: ObjectRef[];
+  /** owners the graph has seen, but in another namespace than this dependent's (invalid references) */
+  ownersElsewhere?: ObjectRef[];
+}
+
+export interface GcWorkflowInput {
+  ref: ObjectRef;
+  tuning?: Partial<LoopTuning>;
+}
+
+/** Workflow IDs by UID: names repeat across kinds, and a collector item is about one object. */
+export function gcWorkflowId(ref: Pick<ObjectRef, 'namespace' | 'uid'>): string {
+  return `garbagecollector/${ref.namespace ?? '_cluster'}/${ref.uid}`;
+}
+
+const io = proxyActivities<GcActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
+});
+
+/**
+ * One object the collector must look at: a dependent whose owners may be gone, or an owner being
+ * deleted in the foreground or with orphaning. It checks the owners against the API by UID,
+ * decides as upstream's collector does, writes, and ends once nothing is left to wait for; an
+ * owner whose foreground deletion waits for its dependents waits here, durably, across restarts.
+ */
+export async function garbageCollectorWorkflow(input: GcWorkflowInput): Promise<void> {
+  const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
+  let dependents: ObjectRef[] = [];
+  let ownersElsewhere: ObjectRef[] = [];
+  /** warnings already recorded for (dependent, owner): upstream emits each once */
+  const warned = new Set<string>();
+
+  async function reconcile(): Promise<ReconcileResult> {
+    const seen = await io.gcObserve({ ref: input.ref, dependents, ownersElsewhere });
+    const obj = seen.object;
+    if (!obj) return { finished: true };
+
+    let actions: GcAction[];
+    let retry = false;
+    let waiting = false;
+    if (isDeletingDependents(obj)) {
+      actions = decideForegroundOwner(obj, seen.dependents);
+      waiting = true; // until the apiserver removes the object once the finalizer is gone
+    } else if (isOrphaningDependents(obj)) {
+      actions = decideOrphanOwner(obj, seen.dependents);
+      waiting = true;
+    } else {
+      const plan = planDependent(obj, seen.lookups, seen.dependents);
+      actions = plan.actions;
+      retry = plan.retry;
+    }
+
+    for (const a of actions) {
+      if (a.type === 'warningEvent') {
+        const key = `${a.target.uid}/${a.message}`;
+        if (warned.has(key)) continue;
+        warned.add(key);
+      }
+      const r = await io.gcApply(a);
+      if (!r.ok) return { requeueAfterMs: 0 }; // changed since read: look again
+    }
+    if (retry) return { failed: true };
+    if (waiting) return {};
+    // a dependent whose deletion was requested, or one with nothing to do: this item is done
+    return { finished: true };
+  }
+
+  await runObjectLoop<GcEvent>({
+    controller: 'garbagecollector',
+    tuning,
+    apply(e) {
+      dependents = e.dependents;
+      ownersElsewhere = e.ownersElsewhere ?? [];
+    },
+    reconcile,
+    continueAsNewArgs: () => [input],
+  });
+}
