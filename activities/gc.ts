@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { GcAction, ObjectMetaView, ObjectRef, OwnerLookup } from '../workflows/gc/types';
 import { RestMapper, collectionPath } from './gc/discovery';
@@ -29,6 +30,14 @@ export interface GcActivityDeps {
   rest: KubeRest;
   recordEvent: RecordEvent;
   logger: Logger;
+}
+
+function heartbeat(): void {
+  try {
+    Context.current().heartbeat();
+  } catch {
+    /* not inside an activity */
+  }
 }
 
 function metaView(ref: Pick<ObjectRef, 'apiVersion' | 'kind'>, o: KubeObject & { metadata?: { finalizers?: string[] } }): ObjectMetaView {
@@ -81,15 +90,18 @@ export function createGcActivities(deps: GcActivityDeps) {
             lookups.push({ ref, state: 'unresolvable-kind' });
             continue;
           }
+          heartbeat();
           const owner = await read({ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, ...(info.namespaced && object.namespace ? { namespace: object.namespace } : {}) });
           const elsewhere = req.ownersElsewhere?.find((o) => o.uid === ref.uid);
           lookups.push(owner ? { ref, state: 'exists', namespaced: info.namespaced, owner }
             : { ref, state: 'absent', namespaced: info.namespaced, ...(elsewhere ? { observedElsewhere: elsewhere } : {}) });
         }
+        // an owner of hundreds: read them 20 at a time, heartbeating so a dead worker is noticed
         const dependents: ObjectMetaView[] = [];
-        for (const d of req.dependents) {
-          const v = await read(d);
-          if (v) dependents.push(v);
+        for (let i = 0; i < req.dependents.length; i += 20) {
+          const batch = await Promise.all(req.dependents.slice(i, i + 20).map(read));
+          for (const v of batch) if (v) dependents.push(v);
+          heartbeat();
         }
         return { object, lookups, dependents };
       });
@@ -136,6 +148,7 @@ export function createGcActivities(deps: GcActivityDeps) {
             for (const d of action.dependents) {
               const path = await pathOf(d);
               if (path) await patchOwnerReferences(rest, path, d.uid, releaseFrom(action.owner.uid));
+              heartbeat();
             }
             return done(true);
           }

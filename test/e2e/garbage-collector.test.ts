@@ -32,15 +32,21 @@ async function deployment(name: string, replicas = 2): Promise<Obj> {
   return (await rest.request<Obj>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/${name}`)).body;
 }
 
+const managerTaskQueue = uniqueName('gc-e2e');
+const managerArgs = ['--controllers', 'replicaset,deployment,garbagecollector', '--kube-api-qps', '200', '--kube-api-burst', '400', '--informer-heartbeat-timeout', '3s'];
+
 beforeAll(async () => {
   kubectlBin = (await ensureBinaries(['kubectl'])).kubectl;
   ns = await freshNamespace(testKubeConfig(), 'gc');
-  manager = await startManagerProcess(uniqueName('gc-e2e'), ['--controllers', 'replicaset,deployment,garbagecollector', '--kube-api-qps', '200', '--kube-api-burst', '400']);
+  manager = await startManagerProcess(managerTaskQueue, managerArgs);
 });
 
 afterAll(async () => {
   await manager?.kill();
-  if (ns) await cleanNamespace(rest, ns);
+  if (ns) {
+    await cleanNamespace(rest, ns);
+    await rest.request('DELETE', `/api/v1/namespaces/${ns}/configmaps`, { body: {} }).catch(() => undefined);
+  }
 });
 
 test('kubectl delete deployment (background) removes its ReplicaSets and pods', async () => {
@@ -118,4 +124,38 @@ test('a CRD created after the manager started: deleting an instance deletes the 
   await rest.request('DELETE', `/apis/${group}/v1/namespaces/${ns}/widgets/w1`);
   await eventually('parts collected', async () =>
     !(await exists(`/api/v1/namespaces/${ns}/configmaps/widget-part-1`)) && !(await exists(`/api/v1/namespaces/${ns}/configmaps/widget-part-2`)), 60_000);
+});
+
+test('kill -9 of a replica during a foreground deletion of an owner with 200 dependents: it completes, and nothing that should live is deleted', async () => {
+  const second = await startManagerProcess(managerTaskQueue, managerArgs);
+  const owner = (await rest.request<Obj>('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'big-owner' } } })).body;
+  const keeper = (await rest.request<Obj>('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'keeper' } } })).body;
+  const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'big-owner', uid: owner.metadata.uid, blockOwnerDeletion: true };
+  const inFlight: Array<Promise<unknown>> = [];
+  for (let i = 0; i < 200; i++) {
+    inFlight.push(rest.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: `dep-${i}`, labels: { gc: 'dep' }, ownerReferences: [ref] } } }));
+    if (inFlight.length >= 20) await Promise.all(inFlight.splice(0));
+  }
+  await Promise.all(inFlight);
+  // must live: a bystander, and a dependent that has a second owner that stays
+  await rest.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'bystander' } } });
+  await rest.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'two-owners', ownerReferences: [
+    { apiVersion: 'v1', kind: 'ConfigMap', name: 'big-owner', uid: owner.metadata.uid },
+    { apiVersion: 'v1', kind: 'ConfigMap', name: 'keeper', uid: keeper.metadata.uid },
+  ] } } });
+  await new Promise((r) => setTimeout(r, 2000)); // let the graph see them
+
+  await rest.request('DELETE', `/api/v1/namespaces/${ns}/configmaps/big-owner`, { body: { propagationPolicy: 'Foreground' } });
+  const deps = async () => (await list(`/api/v1/namespaces/${ns}/configmaps?labelSelector=gc%3Ddep`)).length;
+  await eventually('foreground deletion under way', async () => { const n = await deps(); return n < 190 && n > 0; }, 60_000, 50);
+  const killedAt = Date.now();
+  await manager.kill('SIGKILL');
+  manager = second;
+  await eventually('owner and all its dependents gone', async () =>
+    (await deps()) === 0 && !(await exists(`/api/v1/namespaces/${ns}/configmaps/big-owner`)), 120_000, 200);
+  process.stderr.write(`gc failover: foreground deletion of 200 dependents finished ${Date.now() - killedAt} ms after the kill\n`);
+  expect(await exists(`/api/v1/namespaces/${ns}/configmaps/bystander`)).toBe(true);
+  expect(await exists(`/api/v1/namespaces/${ns}/configmaps/keeper`)).toBe(true);
+  const two = (await rest.request<Obj>('GET', `/api/v1/namespaces/${ns}/configmaps/two-owners`)).body;
+  expect((two.metadata.ownerReferences ?? []).map((r) => r.name)).toEqual(['keeper']);
 });

@@ -23,6 +23,8 @@ export function gcWorkflowId(ref: Pick<ObjectRef, 'namespace' | 'uid'>): string 
 
 const io = proxyActivities<GcActivities>({
   startToCloseTimeout: '2 minutes',
+  // reads and writes heartbeat per object, so a replica killed mid-way is noticed in seconds
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
 });
 
