@@ -6,6 +6,7 @@ import type { OwnerRef } from '../workflows/replicaset/types';
 import { deploymentView, replicaSetView } from './kube/deployment-projections';
 import type { RecordEvent } from './kube/events';
 import { apiCall, isStatus } from './kube/failures';
+import { updateGuarded, withoutEmpty } from './kube/update';
 import { adoptBy, patchOwnerReferences, releaseFrom } from './kube/ownership';
 import { KubeObject, controllerRef } from './kube/projections';
 import { KubeRest } from './kube/rest';
@@ -202,20 +203,18 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
             break;
           case 'updateDeploymentAnnotations':
             result = await guarded(async () => {
-              const r = await rest.request<KubeObject>('PATCH', deployPath(ns, d.name), {
-                body: { metadata: { uid: d.uid, resourceVersion: d.resourceVersion, annotations: a.annotations } },
-                contentType: 'application/merge-patch+json',
+              const r = await updateGuarded(rest, deployPath(ns, d.name), d, (o) => {
+                o.metadata = { ...o.metadata, annotations: { ...o.metadata?.annotations, ...a.annotations } };
               });
-              return r.body.metadata?.resourceVersion;
+              return r.metadata?.resourceVersion;
             });
             break;
           case 'updateDeploymentStatus':
             result = await guarded(async () => {
-              const r = await rest.request<KubeObject>('PATCH', `${deployPath(ns, d.name)}/status`, {
-                body: { metadata: { uid: d.uid, resourceVersion: d.resourceVersion }, status: statusPatch(a.status) },
-                contentType: 'application/merge-patch+json',
-              });
-              return r.body.metadata?.resourceVersion;
+              const r = await updateGuarded(rest, deployPath(ns, d.name), d, (o) => {
+                o.status = withoutEmpty({ ...a.status, conditions: a.status.conditions.length ? a.status.conditions : undefined });
+              }, 'status');
+              return r.metadata?.resourceVersion;
             });
             break;
         }
@@ -224,16 +223,6 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
         return result;
       });
     },
-  };
-}
-
-/** A merge patch that also clears what the computed status leaves out. */
-function statusPatch(s: DeploymentStatus): Record<string, unknown> {
-  return {
-    ...s,
-    terminatingReplicas: s.terminatingReplicas ?? null,
-    collisionCount: s.collisionCount ?? null,
-    conditions: s.conditions.length ? s.conditions : null,
   };
 }
 

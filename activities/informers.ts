@@ -7,6 +7,9 @@ import { Handler, METADATA_ONLY, ReflectorStats, reflect, sleep } from './inform
 import { gcRoutes } from './informers/gc-routes';
 import { deploymentRoutes } from './informers/deployment-routes';
 import { replicaRoutes } from './informers/replica-routes';
+import { aggregationRoutes } from './informers/aggregation-routes';
+import { rootCaRoutes } from './informers/root-ca-routes';
+import { serviceAccountRoutes } from './informers/serviceaccount-routes';
 import { Signaller } from './informers/signaller';
 
 export type { InformerInput } from './informers/family';
@@ -18,6 +21,8 @@ export interface InformerDeps {
   logger: Logger;
   onWatchEvent?: (resource: string, type: string) => void;
   onSignalSent?: (controller: string) => void;
+  /** the CA bundle to publish, read by the manager (never part of a payload) */
+  rootCa?: string;
 }
 
 /** The flush period is the price of coalescing: events for one key within it become one signal. */
@@ -26,7 +31,10 @@ const STATS_PERIOD_MS = 30_000;
 /** upstream's collector re-reads discovery every 30 s */
 const DISCOVERY_PERIOD_MS = 30_000;
 
-const resourceOf = (path: string) => path.slice(path.lastIndexOf('/') + 1);
+const resourceOf = (path: string) => {
+  const bare = path.replace(/\?.*$/, '');
+  return bare.slice(bare.lastIndexOf('/') + 1);
+};
 
 /**
  * The single list+watch of every resource the enabled controllers need, and the routes that turn
@@ -43,11 +51,24 @@ export function createInformerActivities(deps: InformerDeps) {
       const signal = abort.signal;
       const log = deps.logger.child({ component: 'informers' });
       const signaller = new Signaller(deps.client, deps.taskQueue, log, deps.onSignalSent);
-      const families = [replicaRoutes(input, signaller), deploymentRoutes(input, signaller), gcRoutes(input, signaller, deps.rest)].filter((f): f is RouteFamily => f !== undefined);
+      const families = [
+        replicaRoutes(input, signaller),
+        deploymentRoutes(input, signaller),
+        gcRoutes(input, signaller, deps.rest),
+        serviceAccountRoutes(input, signaller),
+        rootCaRoutes(input, signaller, deps.rootCa),
+        aggregationRoutes(input, signaller),
+      ].filter((f): f is RouteFamily => f !== undefined);
 
       // one reflector per resource, fanning out to every family that routes it
       const byPath = new Map<string, Handler[]>();
-      for (const f of families) for (const [path, h] of f.handlers) byPath.set(path, [...(byPath.get(path) ?? []), h]);
+      const fullPaths = new Set<string>();
+      for (const f of families) {
+        for (const [path, h] of f.handlers) {
+          byPath.set(path, [...(byPath.get(path) ?? []), h]);
+          if (!f.metadataOnly?.has(path)) fullPaths.add(path);
+        }
+      }
       const stats = new Map<string, ReflectorStats>();
       const reflectors = [...byPath].map(([path, hs]) => {
         const st: ReflectorStats = { lists: 0, watches: 0, events: 0, lastEventAt: 0 };
@@ -59,7 +80,7 @@ export function createInformerActivities(deps: InformerDeps) {
             hs.forEach((h) => h.event(type, obj));
           },
         };
-        return reflect(deps.rest, path, fanOut, signal, log, st);
+        return reflect(deps.rest, path, fanOut, signal, log, st, fullPaths.has(path) ? undefined : METADATA_ONLY);
       });
       // resources discovered at run time get reflectors of their own (metadata-only for the collector)
       const discovered = new Set<string>();

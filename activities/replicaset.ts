@@ -6,6 +6,7 @@ import type { OwnerRef, PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatu
 import { EventTarget, RecordEvent } from './kube/events';
 import { apiCall, asActivityFailure, isStatus } from './kube/failures';
 import { KubeObject, controllerRef, podSummary, replicaOwner } from './kube/projections';
+import { readByName, updateGuarded, withoutEmpty } from './kube/update';
 import { adoptBy, patchOwnerReferences, releaseFrom } from './kube/ownership';
 import { ApiError, KubeRest } from './kube/rest';
 
@@ -78,9 +79,9 @@ export interface StatusUpdateRequest {
 
 export type StatusUpdateResult = { updated: true; resourceVersion: string } | { updated: false; reason: 'Conflict' | 'NotFound' };
 
+/** Each kind's controller calls the API (and records events) with its own client. */
 export interface ReplicaActivityDeps {
-  rest: KubeRest;
-  recordEvent: RecordEvent;
+  clientFor(kind: ReplicaOwnerKind): { rest: KubeRest; recordEvent: RecordEvent };
   logger: Logger;
 }
 
@@ -153,11 +154,12 @@ function heartbeat(detail?: unknown): void {
 
 /** The I/O of the replicaset / replicationcontroller engine; every write is safe to run twice. */
 export function createReplicaActivities(deps: ReplicaActivityDeps) {
-  const { rest } = deps;
+  const rest = (kind: ReplicaOwnerKind) => deps.clientFor(kind).rest;
+  const recordEvent = (kind: ReplicaOwnerKind): RecordEvent => deps.clientFor(kind).recordEvent;
 
   async function readOwner(key: OwnerKey): Promise<ReplicaOwner | undefined> {
     try {
-      const r = await rest.request<KubeObject>('GET', ownerPath(key.kind, key.namespace, key.name));
+      const r = await rest(key.kind).request<KubeObject>('GET', ownerPath(key.kind, key.namespace, key.name));
       return replicaOwner(key.kind, r.body);
     } catch (e) {
       if (isStatus(e, 404)) return undefined;
@@ -175,7 +177,7 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
         let cont = '';
         do {
           // paged, with a heartbeat per page, so a huge namespace never looks like a dead worker
-          const page = await rest.request<{ items: KubeObject[]; metadata: { continue?: string } }>(
+          const page = await rest(key.kind).request<{ items: KubeObject[]; metadata: { continue?: string } }>(
             'GET', `${podPath(key.namespace)}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
           items.push(...page.body.items);
           cont = page.body.metadata.continue ?? '';
@@ -199,16 +201,17 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
       const created: PodSummary[] = [];
       const failed = await perPod(req.names, (name) => name, async (name) => {
         try {
-          const r = await rest.request<KubeObject>('POST', podPath(owner.namespace), { body: podFromTemplate(owner, name) });
+          const r = await rest(owner.kind).request<KubeObject>('POST', podPath(owner.namespace), { body: podFromTemplate(owner, name) });
           created.push(podSummary(r.body));
-          deps.recordEvent(component, target(owner), 'Normal', 'SuccessfulCreate', `Created pod: ${name}`);
+          recordEvent(owner.kind)(component, target(owner), 'Normal', 'SuccessfulCreate', `Created pod: ${name}`);
         } catch (e) {
           if (!isStatus(e, 409)) throw e;
-          const existing = podSummary((await rest.request<KubeObject>('GET', podPath(owner.namespace, name))).body);
-          if (controllerRef(existing.ownerReferences)?.uid !== owner.uid) throw e;
+          const found = await readByName(rest(owner.kind), podPath(owner.namespace, name));
+          const existing = found && podSummary(found);
+          if (!existing || controllerRef(existing.ownerReferences)?.uid !== owner.uid) throw e;
           created.push(existing);
         }
-      }, async (f) => deps.recordEvent(component, target(owner), 'Warning', 'FailedCreate', `Error creating: ${f.message}`));
+      }, async (f) => recordEvent(owner.kind)(component, target(owner), 'Warning', 'FailedCreate', `Error creating: ${f.message}`));
       deps.logger.info({ ...logKey(owner), reason: req.reason, want: req.names.length, created: created.length, failed: failed.length, firstError: failed[0]?.message }, 'created pods');
       return { created, failed };
     },
@@ -220,13 +223,13 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
       const deleted: string[] = [];
       const failed = await perPod(req.pods, (p) => p.name, async (p) => {
         try {
-          await rest.request('DELETE', podPath(owner.namespace, p.name), { body: { preconditions: { uid: p.uid } } });
-          deps.recordEvent(component, target(owner), 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.name}`);
+          await rest(owner.kind).request('DELETE', podPath(owner.namespace, p.name), { body: { preconditions: { uid: p.uid } } });
+          recordEvent(owner.kind)(component, target(owner), 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.name}`);
         } catch (e) {
           if (!isStatus(e, 404, 409)) throw e;
         }
         deleted.push(p.uid);
-      }, async (f) => deps.recordEvent(component, target(owner), 'Warning', 'FailedDelete', `Error deleting: ${f.message}`));
+      }, async (f) => recordEvent(owner.kind)(component, target(owner), 'Warning', 'FailedDelete', `Error deleting: ${f.message}`));
       deps.logger.info({ ...logKey(owner), reason: req.reason, want: req.pods.length, deleted: deleted.length, failed: failed.length, pods: req.pods.map((p) => p.name) }, 'deleted pods');
       return { deleted, failed };
     },
@@ -249,16 +252,11 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
     async updateReplicaOwnerStatus(req: StatusUpdateRequest): Promise<StatusUpdateResult> {
       return apiCall(async () => {
         const { owner, status } = req;
-        const body = {
-          metadata: { uid: owner.uid, resourceVersion: owner.resourceVersion },
-          status: { ...status, terminatingReplicas: status.terminatingReplicas ?? null, conditions: status.conditions.length ? status.conditions : null },
-        };
         try {
-          const r = await rest.request<KubeObject>('PATCH', `${ownerPath(owner.kind, owner.namespace, owner.name)}/status`, {
-            body,
-            contentType: 'application/merge-patch+json',
-          });
-          return { updated: true, resourceVersion: r.body.metadata?.resourceVersion ?? '' };
+          const r = await updateGuarded(rest(owner.kind), ownerPath(owner.kind, owner.namespace, owner.name), owner, (o) => {
+            o.status = withoutEmpty({ ...status, conditions: status.conditions.length ? status.conditions : undefined });
+          }, 'status');
+          return { updated: true, resourceVersion: r.metadata?.resourceVersion ?? '' };
         } catch (e) {
           if (isStatus(e, 409)) return { updated: false, reason: 'Conflict' };
           if (isStatus(e, 404)) return { updated: false, reason: 'NotFound' };
@@ -272,7 +270,7 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
     const updated: PodSummary[] = [];
     const skipped: string[] = [];
     for (const p of req.pods) {
-      const r = await patchOwnerReferences(rest, podPath(req.owner.namespace, p.name), p.uid, change);
+      const r = await patchOwnerReferences(rest(req.owner.kind), podPath(req.owner.namespace, p.name), p.uid, change);
       if ('patched' in r) updated.push(podSummary(r.patched));
       else skipped.push(p.name);
       heartbeat();

@@ -5,6 +5,7 @@ import { defaultDataDir } from './local/paths';
 import { loadVersions } from './local/versions';
 import { PORT_NAMES, PortName, StackError, connectionEnv, describeStack, down, status, up } from './local/stack';
 import { PortInUseError } from './local/ports';
+import { pkiPaths } from './local/pki';
 import { RunOptions, addRunOptions, resolveRunOptions } from './run-options';
 import { runManager } from './run';
 
@@ -75,7 +76,11 @@ export function buildProgram(): Command {
       await localUp({ ...opts, timeout: 180 });
       const env = await connectionEnv(opts.dataDir as string);
       note(`\nrunning the controller manager against it (Ctrl-C stops the manager; \`npx temporal-kcm local down\` stops the stack)`);
-      const runOpts = resolveRunOptions({ kubeconfig: env.KUBECONFIG, temporalAddress: env.TEMPORAL_ADDRESS, securePort: '0' }, {});
+      const pki = pkiPaths(path.resolve(opts.dataDir as string));
+      const runOpts = resolveRunOptions({
+        kubeconfig: env.KUBECONFIG, temporalAddress: env.TEMPORAL_ADDRESS, securePort: '0',
+        serviceAccountPrivateKeyFile: pki.serviceAccountKey, rootCaFile: pki.caCert,
+      }, {});
       await runManager(runOpts);
     });
 

@@ -47,7 +47,29 @@ export const CONCURRENT_SYNCS = {
     default: 5,
     description: 'how many replication controllers may reconcile at the same time',
   },
+  'namespace-controller': {
+    flag: 'concurrent-namespace-syncs',
+    default: 10,
+    description: 'how many namespaces may be emptied at the same time',
+  },
+  'serviceaccount-token-controller': {
+    flag: 'concurrent-serviceaccount-token-syncs',
+    default: 5,
+    description: 'how many service account token secrets may be filled at the same time',
+  },
+  'resourcequota-controller': {
+    flag: 'concurrent-resource-quota-syncs',
+    default: 5,
+    description: 'how many resource quotas may be recounted at the same time',
+  },
 } as const satisfies Record<string, ConcurrentSyncsFlag>;
+
+/** Controllers upstream gives a fixed number of workers, with no flag to change it. */
+export const FIXED_SYNCS: Readonly<Record<string, number>> = {
+  'serviceaccount-controller': 1,
+  'root-ca-certificate-publisher-controller': 1,
+  'clusterrole-aggregation-controller': 5,
+};
 
 export type ConcurrentSyncsController = keyof typeof CONCURRENT_SYNCS;
 
@@ -65,6 +87,9 @@ export const RUN_DEFAULTS = {
   resyncBackoffBase: '1s',
   resyncBackoffMax: '5m',
   maxHistoryEvents: 10000,
+  namespaceSyncPeriod: '5m',
+  resourceQuotaSyncPeriod: '5m',
+  useServiceAccountCredentials: false,
   informerHeartbeatTimeout: '15s',
   logLevel: 'info' as LogLevel,
 } as const;
@@ -114,6 +139,14 @@ export interface RunOptions {
   maxHistoryEvents: number;
   informerHeartbeatTimeoutMs: number;
   logLevel: LogLevel;
+  /** each controller calls the API as its own ServiceAccount in kube-system */
+  useServiceAccountCredentials: boolean;
+  /** PEM key that signs service account token Secrets; without it that controller does not run */
+  serviceAccountPrivateKeyFile?: string;
+  /** PEM CA bundle put into token Secrets and kube-root-ca.crt ConfigMaps */
+  rootCaFile?: string;
+  namespaceSyncPeriodMs: number;
+  resourceQuotaSyncPeriodMs: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,6 +281,20 @@ export function addRunOptions(cmd: Command): Command {
   add('--leader-elect-resource-lock <kind>', 'lock object kind' + ignored);
   add('--leader-elect-resource-name <name>', 'lock object name' + ignored);
   add('--leader-elect-resource-namespace <ns>', 'lock object namespace' + ignored);
+
+  add(
+    '--use-service-account-credentials [bool]',
+    withDefault("each controller uses its own ServiceAccount in kube-system (token from the TokenRequest API), bounded by RBAC's system:controller:* roles", {
+      def: RUN_DEFAULTS.useServiceAccountCredentials,
+    }),
+  );
+  add('--service-account-private-key-file <path>', 'PEM private key that signs service account tokens; the serviceaccount-token controller needs it');
+  add('--root-ca-file <path>', 'PEM CA bundle published in kube-root-ca.crt ConfigMaps and in service account token Secrets');
+  add('--namespace-sync-period <duration>', withDefault('how often a terminating namespace is looked at again', { def: RUN_DEFAULTS.namespaceSyncPeriod }));
+  add(
+    '--resource-quota-sync-period <duration>',
+    withDefault('how often every resource quota is recounted in full', { def: RUN_DEFAULTS.resourceQuotaSyncPeriod }),
+  );
 
   add(
     '--min-resync-period <duration>',
@@ -541,6 +588,13 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
   const informerHeartbeatTimeoutMs =
     r.durationMs('informer-heartbeat-timeout', { def: RUN_DEFAULTS.informerHeartbeatTimeout, allowZero: false }) ?? 15_000;
 
+  const useServiceAccountCredentials = r.bool('use-service-account-credentials', { def: RUN_DEFAULTS.useServiceAccountCredentials });
+  const serviceAccountPrivateKeyFile = r.existingFile('service-account-private-key-file');
+  const rootCaFile = r.existingFile('root-ca-file');
+  const namespaceSyncPeriodMs = r.durationMs('namespace-sync-period', { def: RUN_DEFAULTS.namespaceSyncPeriod, allowZero: false }) ?? 300_000;
+  const resourceQuotaSyncPeriodMs =
+    r.durationMs('resource-quota-sync-period', { def: RUN_DEFAULTS.resourceQuotaSyncPeriod, allowZero: false }) ?? 300_000;
+
   const levelText = r.string('log-level', { env: 'LOG_LEVEL', def: RUN_DEFAULTS.logLevel }).toLowerCase();
   const logLevel = (LOG_LEVELS as readonly string[]).includes(levelText) ? (levelText as LogLevel) : RUN_DEFAULTS.logLevel;
   if (logLevel !== levelText) r.fail(r.origin('log-level', 'LOG_LEVEL'), levelText, `must be one of ${LOG_LEVELS.join(', ')}`);
@@ -569,6 +623,11 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
     maxHistoryEvents,
     informerHeartbeatTimeoutMs,
     logLevel,
+    useServiceAccountCredentials,
+    ...(serviceAccountPrivateKeyFile ? { serviceAccountPrivateKeyFile } : {}),
+    ...(rootCaFile ? { rootCaFile } : {}),
+    namespaceSyncPeriodMs,
+    resourceQuotaSyncPeriodMs,
   };
 }
 

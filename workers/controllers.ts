@@ -1,14 +1,22 @@
 /**
  * The controllers this build implements, by upstream's canonical --controllers name. The short
  * name is the first segment of their workflow IDs (`replicaset/<ns>/<name>`) and the value of
- * the KcmController search attribute.
+ * the KcmController search attribute; `serviceAccount` is the kube-system account whose
+ * system:controller:* role bounds it under --use-service-account-credentials (none: it always
+ * runs with the manager's own credentials, as upstream's token controller does).
  */
 export const IMPLEMENTED_CONTROLLERS = {
-  'replicaset-controller': { short: 'replicaset' },
-  'replicationcontroller-controller': { short: 'replicationcontroller' },
-  'deployment-controller': { short: 'deployment' },
-  'garbage-collector-controller': { short: 'garbagecollector' },
-} as const;
+  'replicaset-controller': { short: 'replicaset', serviceAccount: 'replicaset-controller' },
+  'replicationcontroller-controller': { short: 'replicationcontroller', serviceAccount: 'replication-controller' },
+  'deployment-controller': { short: 'deployment', serviceAccount: 'deployment-controller' },
+  'garbage-collector-controller': { short: 'garbagecollector', serviceAccount: 'generic-garbage-collector' },
+  'namespace-controller': { short: 'namespace', serviceAccount: 'namespace-controller' },
+  'serviceaccount-controller': { short: 'serviceaccount', serviceAccount: 'service-account-controller' },
+  'serviceaccount-token-controller': { short: 'serviceaccount-token', serviceAccount: undefined },
+  'root-ca-certificate-publisher-controller': { short: 'root-ca-cert-publisher', serviceAccount: 'root-ca-cert-publisher' },
+  'clusterrole-aggregation-controller': { short: 'clusterrole-aggregation', serviceAccount: 'clusterrole-aggregation-controller' },
+  'resourcequota-controller': { short: 'resourcequota', serviceAccount: 'resourcequota-controller' },
+} as const satisfies Record<string, { short: string; serviceAccount: string | undefined }>;
 
 export type ImplementedController = keyof typeof IMPLEMENTED_CONTROLLERS;
 

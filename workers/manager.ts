@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
@@ -6,15 +7,19 @@ import type { Logger } from 'pino';
 import { createDeploymentActivities } from '../activities/deployment';
 import { createGcActivities } from '../activities/gc';
 import { createInformerActivities } from '../activities/informers';
-import { createEventRecorder } from '../activities/kube/events';
+import { createAggregationActivities } from '../activities/clusterrole-aggregation';
+import { RecordEvent, createEventRecorder } from '../activities/kube/events';
+import { controllerClients } from '../activities/kube/service-account-credentials';
+import { createRootCaActivities } from '../activities/root-ca-cert-publisher';
+import { createServiceAccountActivities } from '../activities/serviceaccount';
 import { KubeRest } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { createReplicaActivities } from '../activities/replicaset';
 import { configureInformersSignal, informerWorkflowId, InformerWorkflowInput } from '../workflows/informer';
 import type { KcmSinks } from '../workflows/runtime/sinks';
 import type { RunOptions } from '../starter/run-options';
-import { loadTemporalTls } from '../starter/run-options';
-import { IMPLEMENTED_CONTROLLERS, implementedOf } from './controllers';
+import { ConcurrentSyncsController, FIXED_SYNCS, loadTemporalTls } from '../starter/run-options';
+import { IMPLEMENTED_CONTROLLERS, ImplementedController, implementedOf } from './controllers';
 import type { Metrics } from './metrics';
 
 export interface Manager {
@@ -54,32 +59,73 @@ function instrument<T extends Record<string, (...args: never[]) => Promise<unkno
  * runs any reconcile), plus a start of the fixed-ID informer workflow, which is a no-op when
  * another replica already started it.
  */
+/**
+ * The CA bundle to publish: --root-ca-file, else the kubeconfig's own CA for the API server, as
+ * upstream falls back to its client configuration's CA data.
+ */
+export function rootCaOf(opts: RunOptions, kc: k8s.KubeConfig): string | undefined {
+  if (opts.rootCaFile) return fs.readFileSync(opts.rootCaFile, 'utf8');
+  const cluster = kc.getCurrentCluster();
+  if (cluster?.caData) return Buffer.from(cluster.caData, 'base64').toString('utf8');
+  if (cluster?.caFile) return fs.readFileSync(cluster.caFile, 'utf8');
+  return undefined;
+}
+
+/** Controllers that cannot run as configured are left out with a reason, as upstream skips them at start. */
+function runnable(opts: RunOptions, rootCa: string | undefined, logger: Logger): ImplementedController[] {
+  return implementedOf(opts.enabledControllers).filter((c) => {
+    const why =
+      c === 'serviceaccount-token-controller' && !opts.serviceAccountPrivateKeyFile ? 'no --service-account-private-key-file given'
+      : c === 'root-ca-certificate-publisher-controller' && !rootCa ? 'no --root-ca-file given and the kubeconfig names no CA'
+      : undefined;
+    if (why) logger.warn({ controller: c }, `controller not started: ${why}`);
+    return !why;
+  });
+}
+
 export async function startManager(opts: RunOptions, logger: Logger, metrics: Metrics): Promise<Manager> {
-  const controllers = implementedOf(opts.enabledControllers);
-  const shortNames = controllers.map((c) => IMPLEMENTED_CONTROLLERS[c].short);
   const kc = kubeConfig(opts);
+  const rootCa = rootCaOf(opts, kc);
+  const controllers = runnable(opts, rootCa, logger);
+  const shortNames = controllers.map((c) => IMPLEMENTED_CONTROLLERS[c].short);
   const rest = new KubeRest(kc, new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst), (verb, path, status) => {
-    const resource = /\/(pods|replicasets|replicationcontrollers|deployments|events)(\/|\?|$)/.exec(path)?.[1] ?? 'other';
+    const resource = /\/(pods|replicasets|replicationcontrollers|deployments|events|namespaces|serviceaccounts|secrets|configmaps|clusterroles|resourcequotas)(\/|\?|$)/.exec(path)?.[1] ?? 'other';
     metrics.apiRequestsTotal.inc({ verb, resource, code: status ? String(status) : '<error>' });
   }, opts.master);
+  // each controller's client: its own ServiceAccount with --use-service-account-credentials, else ours
+  const clientOf = controllerClients(rest, opts.useServiceAccountCredentials, opts.kubeApiQps, opts.kubeApiBurst, logger);
+  const clientFor = (c: ImplementedController) => {
+    const sa = IMPLEMENTED_CONTROLLERS[c].serviceAccount;
+    return sa ? clientOf(sa) : rest;
+  };
 
   const tls = opts.temporalTls ? loadTemporalTls(opts.temporalTls) : undefined;
   const connection = await Connection.connect({ address: opts.temporalAddress, tls });
   const client = new Client({ connection, namespace: opts.temporalNamespace });
   const nativeConnection = await NativeConnection.connect({ address: opts.temporalAddress, tls });
   const instance = `${os.hostname()}-${process.pid}`;
-  const recordEvent = createEventRecorder(rest, instance, logger);
+  // events are written by the controller that reports them, with its rights
+  const recorders = new Map<KubeRest, RecordEvent>();
+  const depsFor = (c: ImplementedController) => {
+    const r = clientFor(c);
+    if (!recorders.has(r)) recorders.set(r, createEventRecorder(r, instance, logger));
+    return { rest: r, logger, recordEvent: recorders.get(r)! };
+  };
 
   const activities = instrument(
     {
-      ...createReplicaActivities({ rest, logger, recordEvent }),
-      ...createDeploymentActivities({ rest, logger, recordEvent }),
-      ...createGcActivities({ rest, logger, recordEvent }),
+      ...createReplicaActivities({ logger, clientFor: (kind) => depsFor(kind === 'ReplicaSet' ? 'replicaset-controller' : 'replicationcontroller-controller') }),
+      ...createDeploymentActivities(depsFor('deployment-controller')),
+      ...createGcActivities(depsFor('garbage-collector-controller')),
+      ...createServiceAccountActivities(depsFor('serviceaccount-controller')),
+      ...createRootCaActivities({ ...depsFor('root-ca-certificate-publisher-controller'), reader: rest, rootCa: rootCa ?? '' }),
+      ...createAggregationActivities(depsFor('clusterrole-aggregation-controller')),
       ...createInformerActivities({
         rest,
         client,
         taskQueue: opts.taskQueue,
         logger,
+        rootCa,
         onWatchEvent: (resource, type) => metrics.watchEventsTotal.inc({ resource, type }),
         onSignalSent: (controller) => metrics.signalsSentTotal.inc({ controller }),
       }),
@@ -109,7 +155,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   };
 
   // concurrent-*-syncs bound how many objects reconcile at once; +1 for the informer activity
-  const syncs = controllers.reduce((n, c) => n + opts.concurrentSyncs[c], 0);
+  const syncs = controllers.reduce((n, c) => n + (c in opts.concurrentSyncs ? opts.concurrentSyncs[c as ConcurrentSyncsController] : FIXED_SYNCS[c] ?? 1), 0);
   const worker = await Worker.create({
     connection: nativeConnection,
     namespace: opts.temporalNamespace,
@@ -134,6 +180,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       backoffMaxMs: opts.resyncBackoffMaxMs,
       maxHistoryEvents: opts.maxHistoryEvents,
     },
+    settings: { namespaceSyncMs: opts.namespaceSyncPeriodMs, resourceQuotaSyncMs: opts.resourceQuotaSyncPeriodMs },
   };
   // start it if no replica has, and hand it this replica's configuration either way
   await client.workflow.signalWithStart('informerWorkflow', {

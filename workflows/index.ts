@@ -2,4 +2,7 @@
 export { replicaOwnerWorkflow } from './replicaset/workflow';
 export { deploymentWorkflow } from './deployment/workflow';
 export { garbageCollectorWorkflow } from './gc/workflow';
+export { serviceAccountWorkflow } from './serviceaccount/workflow';
+export { rootCaWorkflow } from './root-ca-cert-publisher/workflow';
+export { clusterRoleAggregationWorkflow } from './clusterrole-aggregation/workflow';
 export { informerWorkflow } from './informer';

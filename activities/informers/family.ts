@@ -6,6 +6,15 @@ export interface InformerInput {
   controllers: string[];
   tuning?: Partial<LoopTuning>;
   burstReplicas?: number;
+  settings?: ControllerSettings;
+}
+
+/** Per-controller periods and knobs from the run flags that route families hand their workflows. */
+export interface ControllerSettings {
+  /** --resource-quota-sync-period: every quota is fully recounted this often */
+  resourceQuotaSyncMs?: number;
+  /** --namespace-sync-period: a terminating namespace is looked at again at least this often */
+  namespaceSyncMs?: number;
 }
 
 /**
@@ -15,6 +24,12 @@ export interface InformerInput {
  */
 export interface RouteFamily {
   handlers: Map<string, Handler>;
+  /**
+   * Paths (keys of handlers) for which this family reads metadata only; a path is watched
+   * metadata-only when every family that routes it says so, which keeps Secret data and big pod
+   * specs out of memory when only names and namespaces matter.
+   */
+  metadataOnly?: Set<string>;
   /** cache sizes, for the heartbeat and the stats log */
   sizes(): Record<string, number>;
   /**

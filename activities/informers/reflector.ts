@@ -33,6 +33,8 @@ export const METADATA_ONLY = { list: 'application/json;as=PartialObjectMetadataL
 
 export async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSignal, logger: Logger, stats: ReflectorStats, accept?: { list: string; watch: string }): Promise<void> {
   let failures = 0;
+  // a path may carry its own selector (e.g. secrets of one type)
+  const q = path.includes('?') ? '&' : '?';
   while (!signal.aborted) {
     let rv: string;
     try {
@@ -40,7 +42,7 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
       let cont = '';
       do {
         const page = await rest.request<{ items: KubeObject[]; metadata: { resourceVersion: string; continue?: string } }>(
-          'GET', `${path}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, { accept: accept?.list });
+          'GET', `${path}${q}limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, { accept: accept?.list });
         items.push(...(page.body.items ?? [])); // an empty metadata-only list has items: null
         rv = page.body.metadata.resourceVersion;
         cont = page.body.metadata.continue ?? '';
@@ -59,7 +61,7 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
       let gone = false;
       stats.watches++;
       try {
-        await rest.watch(`${path}?watch=1&allowWatchBookmarks=true&timeoutSeconds=300&resourceVersion=${rv}`, (e) => {
+        await rest.watch(`${path}${q}watch=1&allowWatchBookmarks=true&timeoutSeconds=300&resourceVersion=${rv}`, (e) => {
           const obj = e.object as KubeObject & { code?: number };
           if (e.type === 'ERROR') {
             if (obj.code === 410) gone = true;

@@ -2,6 +2,7 @@ import type { OwnerRef } from '../../workflows/replicaset/types';
 import { isStatus } from './failures';
 import type { KubeObject } from './projections';
 import type { KubeRest } from './rest';
+import { readByName } from './update';
 
 export type PatchOutcome = { patched: KubeObject } | { skipped: true };
 
@@ -17,8 +18,7 @@ export async function patchOwnerReferences(
   change: (refs: OwnerRef[]) => OwnerRef[] | undefined,
 ): Promise<PatchOutcome> {
   try {
-    const current = (await rest.request<KubeObject>('GET', path)).body;
-    const meta = current.metadata ?? {};
+    const meta = (await readByName(rest, path))?.metadata ?? {};
     const next = meta.uid === uid && !meta.deletionTimestamp ? change(meta.ownerReferences ?? []) : undefined;
     if (!next) return { skipped: true };
     const r = await rest.request<KubeObject>('PATCH', path, {

@@ -39,6 +39,15 @@ export interface RequestOptions {
 export type ApiObserver = (verb: string, path: string, status: number) => void;
 
 /**
+ * A bearer token source that replaces the kubeconfig's own credentials (a controller's
+ * ServiceAccount token); `invalidate` is called when the API server answers 401.
+ */
+export interface BearerAuth {
+  token(): Promise<string>;
+  invalidate(): void;
+}
+
+/**
  * A deliberately small REST client over the kubeconfig's transport settings. We use it instead of
  * the generated typed clients because the controller needs status codes, Retry-After and
  * arbitrary patches on every call, and a watch stream it controls.
@@ -51,6 +60,7 @@ export class KubeRest {
     private readonly limiter: TokenBucket,
     private readonly observe: ApiObserver = () => undefined,
     master?: string,
+    private readonly auth?: BearerAuth,
   ) {
     const cluster = kc.getCurrentCluster();
     const server = master || cluster?.server;
@@ -62,10 +72,33 @@ export class KubeRest {
     const url = new URL(this.server + path);
     const opts: https.RequestOptions = { method, headers: { Accept: 'application/json', ...headers }, timeout: timeoutMs };
     await this.kc.applyToHTTPSOptions(opts);
+    if (this.auth) {
+      // the kubeconfig still says how to trust the server; who we are comes from the token alone
+      delete opts.cert;
+      delete opts.key;
+      delete opts.pfx;
+      opts.headers = { ...opts.headers, Authorization: `Bearer ${await this.auth.token()}` };
+    }
     return { ...opts, url };
   }
 
+  /** The same server and transport, calling as someone else, with a rate limit of its own. */
+  withAuth(auth: BearerAuth, limiter: TokenBucket): KubeRest {
+    return new KubeRest(this.kc, limiter, this.observe, this.server, auth);
+  }
+
   async request<T = unknown>(method: string, path: string, ro: RequestOptions = {}): Promise<RestResponse<T>> {
+    try {
+      return await this.requestOnce<T>(method, path, ro);
+    } catch (e) {
+      // an expired or revoked token: fetch a fresh one and try once more
+      if (!(this.auth && e instanceof ApiError && e.status === 401)) throw e;
+      this.auth.invalidate();
+      return this.requestOnce<T>(method, path, ro);
+    }
+  }
+
+  private async requestOnce<T>(method: string, path: string, ro: RequestOptions): Promise<RestResponse<T>> {
     await this.limiter.take();
     const headers: Record<string, string> = {};
     let payload: string | undefined;

@@ -118,6 +118,11 @@ const COMPONENTS: Component[] = [
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--service-account-key-file=${pki.serviceAccountPub}`,
       `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+      // who wrote what: tests prove each controller writes as its own ServiceAccount
+      `--audit-policy-file=${auditPolicyPath(dataDir)}`,
+      `--audit-log-path=${auditLogPath(dataDir)}`,
+      '--audit-log-maxsize=500',
+      '--audit-log-maxbackup=1',
       '--allow-privileged=true',
       '--profiling=false',
       // This admission plugin taints every new Node not-ready; upstream's node lifecycle controller
@@ -267,6 +272,25 @@ function recoveryHint(dataDir: string, name: ComponentName): string {
  * started again on their data, and a part whose dependency restarted is restarted too (its
  * kubeconfig may name a new apiserver port).
  */
+/** Writes only, at Metadata level (no bodies, so no Secret data), events left out. */
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  resources:
+  - group: ""
+    resources: [events]
+  - group: events.k8s.io
+    resources: [events]
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+`;
+
+export const auditPolicyPath = (dataDir: string) => path.join(dataDir, 'audit-policy.yaml');
+export const auditLogPath = (dataDir: string) => path.join(dataDir, 'logs', 'audit.log');
+
 export async function up(opts: UpOptions): Promise<StackState> {
   const dataDir = path.resolve(opts.dataDir);
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
@@ -278,6 +302,7 @@ export async function up(opts: UpOptions): Promise<StackState> {
     const t0 = Date.now();
     const prev = readState(dataDir);
     const pki = ensurePki(dataDir);
+    fs.writeFileSync(auditPolicyPath(dataDir), AUDIT_POLICY);
 
     const willStart = new Set<ComponentName>();
     for (const c of COMPONENTS) {

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { PortAllocator } from '../../starter/local/ports';
 import { probe } from '../../starter/local/http-probe';
 import { repoRoot } from '../../starter/local/paths';
+import { pkiPaths } from '../../starter/local/pki';
 import { readState } from '../../starter/local/stack';
 import { TEST_DATA_DIR } from './stack';
 
@@ -18,6 +19,12 @@ export interface ManagerProcess {
 }
 
 const ports = new PortAllocator();
+
+/** Flags that give a replica the local cluster's signing key and CA, as a real cluster's KCM has them. */
+export function clusterIdentityArgs(): string[] {
+  const pki = pkiPaths(TEST_DATA_DIR);
+  return ['--service-account-private-key-file', pki.serviceAccountKey, '--root-ca-file', pki.caCert];
+}
 
 export async function startManagerProcess(taskQueue: string, extraArgs: string[] = []): Promise<ManagerProcess> {
   const state = readState(TEST_DATA_DIR);

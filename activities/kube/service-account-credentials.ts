@@ -1,0 +1,83 @@
+import type { Logger } from 'pino';
+import { ApiError, BearerAuth, KubeRest } from './rest';
+import { TokenBucket } from './token-bucket';
+
+/** Where upstream keeps the controllers' own ServiceAccounts, bound to the system:controller:* roles. */
+export const CONTROLLER_SA_NAMESPACE = 'kube-system';
+
+/** Tokens are asked for this long and renewed once this share of it has passed (kubelet renews at 80% too). */
+const TOKEN_SECONDS = 3600;
+const RENEW_AT = 0.8;
+
+interface Cached {
+  token: string;
+  renewAt: number;
+}
+
+/**
+ * One controller's identity: a ServiceAccount in kube-system whose token comes from the
+ * TokenRequest API with the manager's own credentials. The account is created if missing, as
+ * upstream's client builder does, so a fresh cluster needs no manual setup.
+ */
+export class ServiceAccountToken implements BearerAuth {
+  private cached?: Cached;
+  private inFlight?: Promise<string>;
+
+  constructor(
+    private readonly root: KubeRest,
+    readonly serviceAccount: string,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  token(): Promise<string> {
+    if (this.cached && this.now() < this.cached.renewAt) return Promise.resolve(this.cached.token);
+    // one request for a token at a time, however many API calls are waiting for it
+    this.inFlight ??= this.fetch().finally(() => (this.inFlight = undefined));
+    return this.inFlight;
+  }
+
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
+  private async fetch(): Promise<string> {
+    const base = `/api/v1/namespaces/${CONTROLLER_SA_NAMESPACE}/serviceaccounts`;
+    try {
+      await this.root.request('GET', `${base}/${this.serviceAccount}`);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 404)) throw e;
+      await this.root.request('POST', base, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: this.serviceAccount } } })
+        .catch((err: unknown) => { if (!(err instanceof ApiError && err.status === 409)) throw err; });
+      this.logger.info({ serviceAccount: `${CONTROLLER_SA_NAMESPACE}/${this.serviceAccount}` }, 'created controller service account');
+    }
+    const started = this.now();
+    const r = await this.root.request<{ status: { token: string; expirationTimestamp: string } }>('POST', `${base}/${this.serviceAccount}/token`, {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: TOKEN_SECONDS } },
+    });
+    const expires = Date.parse(r.body.status.expirationTimestamp);
+    const lifetime = Number.isFinite(expires) ? expires - started : TOKEN_SECONDS * 1000;
+    this.cached = { token: r.body.status.token, renewAt: started + lifetime * RENEW_AT };
+    // never the token itself: only who it is for and when it is renewed
+    this.logger.info({ serviceAccount: `${CONTROLLER_SA_NAMESPACE}/${this.serviceAccount}`, renewInS: Math.round((lifetime * RENEW_AT) / 1000) }, 'controller token issued');
+    return this.cached.token;
+  }
+}
+
+/**
+ * The API client each controller's activities use: with --use-service-account-credentials, one
+ * per controller, calling as that controller's ServiceAccount with its own rate limit (upstream
+ * gives every controller client its own QPS budget too); otherwise the manager's own client.
+ */
+export function controllerClients(root: KubeRest, useServiceAccounts: boolean, qps: number, burst: number, logger: Logger) {
+  const clients = new Map<string, KubeRest>();
+  return (serviceAccount: string): KubeRest => {
+    if (!useServiceAccounts) return root;
+    let c = clients.get(serviceAccount);
+    if (!c) {
+      c = root.withAuth(new ServiceAccountToken(root, serviceAccount, logger), new TokenBucket(qps, burst));
+      clients.set(serviceAccount, c);
+    }
+    return c;
+  };
+}

@@ -1,0 +1,57 @@
+import { ApiError, KubeRest } from './rest';
+import type { KubeObject } from './projections';
+
+/**
+ * Read one object through a list of its collection narrowed to its name. Upstream controllers
+ * read through informers, so their roles may grant list but not get (the replicaset controller's
+ * pods); reading this way works under exactly the rights they have.
+ */
+export async function readByName(rest: KubeRest, objectPath: string): Promise<KubeObject | undefined> {
+  const cut = objectPath.lastIndexOf('/');
+  const collection = objectPath.slice(0, cut);
+  const name = objectPath.slice(cut + 1);
+  const r = await rest.request<{ items: KubeObject[] }>('GET', `${collection}?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
+  return r.body.items?.[0];
+}
+
+export interface Guard {
+  uid: string;
+  /** the version the decision was computed from: any change since makes the write a 409 */
+  resourceVersion: string;
+}
+
+/**
+ * Replace an object (or its status subresource) with an update, as upstream controllers do:
+ * their roles grant update, rarely patch. The body is a fresh read with the change applied, sent
+ * with the resourceVersion the decision was made at, so it never overwrites a newer object.
+ * A different UID under the name is a 409 too: the caller re-observes either way.
+ */
+export async function updateGuarded(
+  rest: KubeRest,
+  objectPath: string,
+  guard: Guard,
+  change: (obj: KubeObject & Record<string, unknown>) => void,
+  subresource?: 'status',
+): Promise<KubeObject> {
+  const current = (await rest.request<KubeObject & Record<string, unknown>>('GET', objectPath)).body;
+  if (current.metadata?.uid !== guard.uid) throw new ApiError(409, 'Conflict', `${objectPath}: UID changed`);
+  current.metadata = { ...current.metadata, resourceVersion: guard.resourceVersion };
+  change(current);
+  const r = await rest.request<KubeObject>('PUT', subresource ? `${objectPath}/${subresource}` : objectPath, { body: current });
+  return r.body;
+}
+
+/** A merge patch's meaning for a string map: null removes a key. */
+export function mergeStringMap(into: Record<string, string> | undefined, patch: Record<string, string | null>): Record<string, string> {
+  const out = { ...(into ?? {}) };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** Drop undefined and null members, which an update must simply leave out. */
+export function withoutEmpty<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
+}

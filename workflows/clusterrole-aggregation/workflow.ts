@@ -1,0 +1,56 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { AggregationActivities } from '../../activities/clusterrole-aggregation';
+import type { LabelSelector } from '../replicaset/types';
+import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { ClusterRoleView, PolicyRule, aggregateRules, sameRules } from './logic';
+
+/** An aggregated ClusterRole and the roles its selectors match, as the watch last saw them. */
+export interface AggregationEvent {
+  uid: string;
+  /** absent when the role no longer aggregates (its aggregationRule was removed) */
+  selectors?: LabelSelector[];
+  rules: PolicyRule[];
+  sources: ClusterRoleView[];
+}
+
+export interface AggregationWorkflowInput {
+  name: string;
+  tuning?: Partial<LoopTuning>;
+}
+
+export const aggregationWorkflowId = (name: string) => `clusterrole-aggregation/${name}`;
+
+const io = proxyActivities<AggregationActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
+});
+
+/**
+ * One episode of "this aggregated ClusterRole's rules differ from the union of its sources":
+ * started by the watch when they differ, it writes the union and ends.
+ */
+export async function clusterRoleAggregationWorkflow(input: AggregationWorkflowInput): Promise<void> {
+  let seen: AggregationEvent | undefined;
+
+  async function reconcile(): Promise<ReconcileResult> {
+    if (!seen?.selectors) return { finished: true };
+    const want = aggregateRules(input.name, seen.selectors, seen.sources);
+    if (sameRules(want, seen.rules)) return { finished: true };
+    await io.applyAggregatedRules({
+      name: input.name,
+      rules: want,
+      reason: `union of ${seen.sources.map((s) => s.name).join(', ') || 'no matching roles'} (${seen.rules.length} -> ${want.length} rules)`,
+    });
+    return { finished: true };
+  }
+
+  await runObjectLoop<AggregationEvent>({
+    controller: 'clusterrole-aggregation',
+    tuning: { ...DEFAULT_TUNING, ...input.tuning },
+    apply(e) {
+      seen = e;
+    },
+    reconcile,
+    continueAsNewArgs: () => [input],
+  });
+}
