@@ -54,6 +54,7 @@ export interface BearerAuth {
  */
 export class KubeRest {
   private readonly server: string;
+  private agent?: https.Agent;
 
   constructor(
     private readonly kc: k8s.KubeConfig,
@@ -72,13 +73,23 @@ export class KubeRest {
     const url = new URL(this.server + path);
     const opts: https.RequestOptions = { method, headers: { Accept: 'application/json', ...headers }, timeout: timeoutMs };
     await this.kc.applyToHTTPSOptions(opts);
-    if (this.auth) {
-      // the kubeconfig still says how to trust the server; who we are comes from the token alone
-      delete opts.cert;
-      delete opts.key;
-      delete opts.pfx;
-      opts.headers = { ...opts.headers, Authorization: `Bearer ${await this.auth.token()}` };
+    if (url.protocol === 'https:') {
+      // The kube client builds a fresh agent (a new TLS handshake) per request; one keep-alive
+      // agent per identity reuses connections. With a bearer token the kubeconfig still says how
+      // to trust the server, but who we are comes from the token alone: no client certificate.
+      const o = opts as https.RequestOptions & https.AgentOptions;
+      this.agent ??= new https.Agent({
+        keepAlive: true,
+        ca: o.ca,
+        ...(this.auth ? {} : { cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase }),
+        ...(o.rejectUnauthorized !== undefined ? { rejectUnauthorized: o.rejectUnauthorized } : {}),
+        ...(o.servername ? { servername: o.servername } : {}),
+      });
+      opts.agent = this.agent;
+      // TLS material on the request itself would override the agent's
+      if (this.auth) for (const k of ['cert', 'key', 'pfx', 'passphrase'] as const) delete o[k];
     }
+    if (this.auth) opts.headers = { ...opts.headers, Authorization: `Bearer ${await this.auth.token()}` };
     return { ...opts, url };
   }
 

@@ -1,0 +1,104 @@
+import * as fs from 'node:fs';
+import { auditLogPath } from '../../starter/local/stack';
+import { eventually, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventsFor, listPods, testRest } from '../support/kube';
+import { ManagerProcess, clusterIdentityArgs, startManagerProcess } from '../support/manager';
+import { TEST_DATA_DIR } from '../support/stack';
+
+/**
+ * --use-service-account-credentials: every controller calls the API as its own ServiceAccount in
+ * kube-system, so upstream's system:controller:* roles bound what each may do. The API server's
+ * audit log says who made each write.
+ */
+const rest = testRest(testKubeConfig());
+let manager: ManagerProcess;
+let ns: string;
+
+interface AuditEvent {
+  verb: string;
+  user: { username: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  responseStatus?: { code?: number };
+}
+
+function audit(): AuditEvent[] {
+  return fs.readFileSync(auditLogPath(TEST_DATA_DIR), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent);
+}
+
+/** The users that made successful writes matching the filter. */
+function writers(f: { verb: string; resource: string; subresource?: string; namespace?: string }): Set<string> {
+  return new Set(audit().filter((e) => e.verb === f.verb && e.objectRef?.resource === f.resource && e.objectRef?.subresource === f.subresource
+    && (f.namespace === undefined || e.objectRef?.namespace === f.namespace) && (e.responseStatus?.code ?? 0) < 300).map((e) => e.user.username));
+}
+
+const sa = (name: string) => `system:serviceaccount:kube-system:${name}`;
+
+beforeAll(async () => {
+  manager = await startManagerProcess(uniqueName('sacred-e2e'), [
+    '--controllers', 'replicaset,deployment,garbagecollector,serviceaccount,root-ca-cert-publisher',
+    '--use-service-account-credentials', ...clusterIdentityArgs(),
+  ]);
+  ns = uniqueName('t-sacred');
+  await rest.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } });
+});
+
+afterAll(async () => {
+  await manager?.kill();
+  await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+});
+
+test('each controller writes as its own ServiceAccount', async () => {
+  await eventually('default ServiceAccount', () => rest.request('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`).then(() => true), 20_000);
+  await eventually('kube-root-ca.crt', () => rest.request('GET', `/api/v1/namespaces/${ns}/configmaps/kube-root-ca.crt`).then(() => true), 20_000);
+
+  await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+    spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/web:1' }] } } },
+  } });
+  await eventually('2 available replicas', async () =>
+    (await rest.request<{ status?: { availableReplicas?: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/web`)).body.status?.availableReplicas === 2, 60_000);
+  await rest.request('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/web`);
+  await eventually('pods collected', async () => (await listPods(rest, ns)).length === 0, 60_000);
+
+  const expected: Array<[Parameters<typeof writers>[0], string]> = [
+    [{ verb: 'create', resource: 'serviceaccounts', namespace: ns }, sa('service-account-controller')],
+    [{ verb: 'create', resource: 'configmaps', namespace: ns }, sa('root-ca-cert-publisher')],
+    [{ verb: 'create', resource: 'replicasets', namespace: ns }, sa('deployment-controller')],
+    [{ verb: 'update', resource: 'deployments', subresource: 'status', namespace: ns }, sa('deployment-controller')],
+    [{ verb: 'create', resource: 'pods', namespace: ns }, sa('replicaset-controller')],
+    [{ verb: 'update', resource: 'replicasets', subresource: 'status', namespace: ns }, sa('replicaset-controller')],
+    [{ verb: 'delete', resource: 'replicasets', namespace: ns }, sa('generic-garbage-collector')],
+  ];
+  await eventually('audit log written', async () => expected.every(([f]) => writers(f).size > 0), 15_000);
+  for (const [f, who] of expected) expect({ ...f, writers: [...writers(f)] }).toEqual({ ...f, writers: [who] });
+});
+
+interface Rule { verbs: string[]; apiGroups?: string[]; resources?: string[] }
+interface Role { metadata: { resourceVersion?: string }; rules: Rule[] }
+
+test('a write outside the role is refused by RBAC, and works again once the role allows it', async () => {
+  // take `create pods` out of the controller's role: it can still read, so it tries, and is refused
+  const rolePath = '/apis/rbac.authorization.k8s.io/v1/clusterroles/system:controller:replicaset-controller';
+  const original = (await rest.request<Role>('GET', rolePath)).body;
+  const narrowed = original.rules.map((r) => (r.resources?.includes('pods') ? { ...r, verbs: r.verbs.filter((v) => v !== 'create') } : r));
+  await rest.request('PUT', rolePath, { body: { ...original, rules: narrowed } });
+  try {
+    await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, { body: {
+      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'narrowed' },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'narrowed' } }, template: { metadata: { labels: { app: 'narrowed' } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/n:1' }] } } },
+    } });
+    const refused = await eventually('pod create refused', async () => audit().find((e) => e.verb === 'create' && e.objectRef?.resource === 'pods'
+      && e.objectRef.namespace === ns && e.user.username === sa('replicaset-controller') && e.responseStatus?.code === 403), 30_000);
+    expect(refused.responseStatus?.code).toBe(403);
+    // upstream's FailedCreate Warning, carrying the API server's refusal
+    const warning = await eventually('FailedCreate event', async () => (await eventsFor(rest, ns, 'narrowed', 'FailedCreate'))[0], 30_000);
+    expect(warning.message).toContain('forbidden');
+    expect(warning.message).toContain(sa('replicaset-controller'));
+    expect(await listPods(rest, ns, 'app=narrowed')).toHaveLength(0);
+  } finally {
+    const cur = (await rest.request<Role>('GET', rolePath)).body;
+    await rest.request('PUT', rolePath, { body: { ...original, metadata: { ...original.metadata, resourceVersion: cur.metadata.resourceVersion } } });
+  }
+  // the backed-off retry succeeds once RBAC allows it again
+  await eventually('pods created once the role allows it', async () => (await listPods(rest, ns, 'app=narrowed')).length === 2, 90_000);
+});
