@@ -10,6 +10,8 @@ import { replicaRoutes } from './informers/replica-routes';
 import { aggregationRoutes } from './informers/aggregation-routes';
 import { rootCaRoutes } from './informers/root-ca-routes';
 import { serviceAccountRoutes } from './informers/serviceaccount-routes';
+import { tokenRoutes } from './informers/token-routes';
+import { sha256Hex } from './root-ca-cert-publisher';
 import { Signaller } from './informers/signaller';
 
 export type { InformerInput } from './informers/family';
@@ -58,6 +60,7 @@ export function createInformerActivities(deps: InformerDeps) {
         serviceAccountRoutes(input, signaller),
         rootCaRoutes(input, signaller, deps.rootCa),
         aggregationRoutes(input, signaller),
+        tokenRoutes(input, signaller, { rootCaSha256: deps.rootCa ? sha256Hex(deps.rootCa) : undefined }),
       ].filter((f): f is RouteFamily => f !== undefined);
 
       // one reflector per resource, fanning out to every family that routes it

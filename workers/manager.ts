@@ -12,6 +12,7 @@ import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
 import { createRootCaActivities } from '../activities/root-ca-cert-publisher';
 import { createServiceAccountActivities } from '../activities/serviceaccount';
+import { createTokenActivities, tokenControllerConfigError } from '../activities/serviceaccount-token';
 import { KubeRest } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { createReplicaActivities } from '../activities/replicaset';
@@ -74,14 +75,24 @@ export function rootCaOf(opts: RunOptions, kc: k8s.KubeConfig): string | undefin
 /** Controllers that cannot run as configured are left out with a reason, as upstream skips them at start. */
 function runnable(opts: RunOptions, rootCa: string | undefined, logger: Logger): ImplementedController[] {
   return implementedOf(opts.enabledControllers).filter((c) => {
-    const why =
-      c === 'serviceaccount-token-controller' && !opts.serviceAccountPrivateKeyFile ? 'no --service-account-private-key-file given'
-      : c === 'root-ca-certificate-publisher-controller' && !rootCa ? 'no --root-ca-file given and the kubeconfig names no CA'
-      : undefined;
+    let why: string | undefined;
+    if (c === 'serviceaccount-token-controller') {
+      const problem = tokenControllerConfigError(tokenOptions(opts, rootCa));
+      // an unusable key or CA file stops the manager, as it stops upstream; no key just leaves the controller out
+      if (problem?.fatal) throw new Error(problem.message);
+      why = problem?.message;
+    } else if (c === 'root-ca-certificate-publisher-controller' && !rootCa) {
+      why = 'no --root-ca-file given and the kubeconfig names no CA';
+    }
     if (why) logger.warn({ controller: c }, `controller not started: ${why}`);
     return !why;
   });
 }
+
+const tokenOptions = (opts: RunOptions, rootCa: string | undefined) => ({
+  privateKeyFile: opts.serviceAccountPrivateKeyFile,
+  ...(opts.rootCaFile ? { rootCaFile: opts.rootCaFile } : { kubeconfigCa: rootCa }),
+});
 
 export async function startManager(opts: RunOptions, logger: Logger, metrics: Metrics): Promise<Manager> {
   const kc = kubeConfig(opts);
@@ -120,6 +131,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       ...createServiceAccountActivities(depsFor('serviceaccount-controller')),
       ...createRootCaActivities({ ...depsFor('root-ca-certificate-publisher-controller'), reader: rest, rootCa: rootCa ?? '' }),
       ...createAggregationActivities(depsFor('clusterrole-aggregation-controller')),
+      ...createTokenActivities({ ...depsFor('serviceaccount-token-controller'), ...tokenOptions(opts, rootCa) }),
       ...createInformerActivities({
         rest,
         client,

@@ -5,4 +5,5 @@ export { garbageCollectorWorkflow } from './gc/workflow';
 export { serviceAccountWorkflow } from './serviceaccount/workflow';
 export { rootCaWorkflow } from './root-ca-cert-publisher/workflow';
 export { clusterRoleAggregationWorkflow } from './clusterrole-aggregation/workflow';
+export { tokenSecretWorkflow } from './serviceaccount-token/workflow';
 export { informerWorkflow } from './informer';
