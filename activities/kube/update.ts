@@ -41,16 +41,6 @@ export async function updateGuarded(
   return r.body;
 }
 
-/** A merge patch's meaning for a string map: null removes a key. */
-export function mergeStringMap(into: Record<string, string> | undefined, patch: Record<string, string | null>): Record<string, string> {
-  const out = { ...(into ?? {}) };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-}
-
 /** Drop undefined and null members, which an update must simply leave out. */
 export function withoutEmpty<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
