@@ -11,6 +11,7 @@ import { aggregationRoutes } from './informers/aggregation-routes';
 import { rootCaRoutes } from './informers/root-ca-routes';
 import { serviceAccountRoutes } from './informers/serviceaccount-routes';
 import { tokenRoutes } from './informers/token-routes';
+import { quotaRoutes } from './informers/quota-routes';
 import { sha256Hex } from './root-ca-cert-publisher';
 import { Signaller } from './informers/signaller';
 
@@ -61,6 +62,7 @@ export function createInformerActivities(deps: InformerDeps) {
         rootCaRoutes(input, signaller, deps.rootCa),
         aggregationRoutes(input, signaller),
         tokenRoutes(input, signaller, { rootCaSha256: deps.rootCa ? sha256Hex(deps.rootCa) : undefined }),
+        quotaRoutes(input, signaller),
       ].filter((f): f is RouteFamily => f !== undefined);
 
       // one reflector per resource, fanning out to every family that routes it

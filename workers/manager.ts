@@ -13,6 +13,7 @@ import { controllerClients } from '../activities/kube/service-account-credential
 import { createRootCaActivities } from '../activities/root-ca-cert-publisher';
 import { createServiceAccountActivities } from '../activities/serviceaccount';
 import { createTokenActivities, tokenControllerConfigError } from '../activities/serviceaccount-token';
+import { createResourceQuotaActivities } from '../activities/resourcequota';
 import { KubeRest } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { createReplicaActivities } from '../activities/replicaset';
@@ -100,7 +101,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const controllers = runnable(opts, rootCa, logger);
   const shortNames = controllers.map((c) => IMPLEMENTED_CONTROLLERS[c].short);
   const rest = new KubeRest(kc, new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst), (verb, path, status) => {
-    const resource = /\/(pods|replicasets|replicationcontrollers|deployments|events|namespaces|serviceaccounts|secrets|configmaps|clusterroles|resourcequotas)(\/|\?|$)/.exec(path)?.[1] ?? 'other';
+    const resource = /\/(pods|replicasets|replicationcontrollers|deployments|events|namespaces|serviceaccounts|secrets|configmaps|clusterroles|resourcequotas|services|persistentvolumeclaims)(\/|\?|$)/.exec(path)?.[1] ?? 'other';
     metrics.apiRequestsTotal.inc({ verb, resource, code: status ? String(status) : '<error>' });
   }, opts.master);
   // each controller's client: its own ServiceAccount with --use-service-account-credentials, else ours
@@ -132,6 +133,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       ...createRootCaActivities({ ...depsFor('root-ca-certificate-publisher-controller'), reader: rest, rootCa: rootCa ?? '' }),
       ...createAggregationActivities(depsFor('clusterrole-aggregation-controller')),
       ...createTokenActivities({ ...depsFor('serviceaccount-token-controller'), ...tokenOptions(opts, rootCa) }),
+      ...createResourceQuotaActivities(depsFor('resourcequota-controller')),
       ...createInformerActivities({
         rest,
         client,

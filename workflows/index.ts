@@ -6,4 +6,5 @@ export { serviceAccountWorkflow } from './serviceaccount/workflow';
 export { rootCaWorkflow } from './root-ca-cert-publisher/workflow';
 export { clusterRoleAggregationWorkflow } from './clusterrole-aggregation/workflow';
 export { tokenSecretWorkflow } from './serviceaccount-token/workflow';
+export { resourceQuotaWorkflow } from './resourcequota/workflow';
 export { informerWorkflow } from './informer';

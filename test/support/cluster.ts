@@ -18,9 +18,9 @@ export function uniqueName(prefix: string): string {
 }
 
 /**
- * A namespace of the test's own. Until this project runs the serviceaccount controller, the test
- * creates the `default` ServiceAccount itself: the ServiceAccount admission plugin rejects pods
- * in a namespace without it, exactly as on a cluster with no controller manager.
+ * A namespace of the test's own, with its `default` ServiceAccount created by the test: most
+ * tests run only the controllers they exercise, not the serviceaccount controller, and the
+ * ServiceAccount admission plugin rejects pods in a namespace without that account.
  */
 export async function freshNamespace(kc: k8s.KubeConfig, prefix: string): Promise<string> {
   const core = kc.makeApiClient(k8s.CoreV1Api);

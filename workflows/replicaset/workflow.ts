@@ -76,9 +76,9 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     else pods.delete(p.uid);
   }
 
-  function newUid(next: string): never {
+  function newUid(next: string): Promise<never> {
     // A new object with this name: it gets a fresh run (same workflow ID), never this run's state.
-    throw continueAsNew<typeof replicaOwnerWorkflow>({ ...input, uid: next, nextSeq: 0 });
+    return continueAsNew<typeof replicaOwnerWorkflow>({ ...input, uid: next, nextSeq: 0 });
   }
 
   async function reconcile(): Promise<ReconcileResult> {
@@ -86,7 +86,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     if (needObserve || !owner || ownerGone) {
       const seen = await io.observeReplicaOwner(key);
       if (!seen.owner) return { finished: true };
-      if (uid && seen.owner.uid !== uid) newUid(seen.owner.uid);
+      if (uid && seen.owner.uid !== uid) await newUid(seen.owner.uid);
       owner = seen.owner;
       pods.clear();
       for (const p of seen.pods) pods.set(p.uid, p);

@@ -1,8 +1,10 @@
 import {
+  ContinueAsNew,
   condition,
   continueAsNew,
   defineSignal,
   log,
+  patched,
   proxySinks,
   setHandler,
   workflowInfo,
@@ -83,6 +85,9 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       try {
         result = await loop.reconcile();
       } catch (err) {
+        // A reconcile that found a new object under the name continues as new for it; that is
+        // not a failure (before this patch it was caught here and retried forever).
+        if (err instanceof ContinueAsNew && patched('continue-as-new-escapes-loop')) throw err;
         // An activity that exhausted its retries or was rejected: the object is left for a
         // backed-off retry; the workflow itself must not fail, or nothing would ever heal it.
         log.warn('reconcile failed', { error: String(err) });
