@@ -44,10 +44,13 @@ async function replicaSetsOf(name: string): Promise<Obj[]> {
 const revision = (rs: Obj) => rs.metadata?.annotations?.['deployment.kubernetes.io/revision'];
 const image = (o: Obj) => ((o.spec?.template as { spec?: { containers?: Array<{ image?: string }> } } | undefined)?.spec?.containers?.[0]?.image);
 
+const taskQueue = uniqueName('deploy-e2e');
+const managerArgs = ['--controllers', 'replicaset,deployment', '--kube-api-qps', '200', '--kube-api-burst', '400'];
+
 beforeAll(async () => {
   kubectlBin = (await ensureBinaries(['kubectl'])).kubectl;
   ns = await freshNamespace(testKubeConfig(), 'deploy');
-  manager = await startManagerProcess(uniqueName('deploy-e2e'), ['--controllers', 'replicaset,deployment', '--kube-api-qps', '200', '--kube-api-burst', '400']);
+  manager = await startManagerProcess(taskQueue, managerArgs);
 });
 
 afterAll(async () => {
@@ -201,5 +204,23 @@ describe('deployment controller through kubectl', () => {
     expect(rss[0].metadata?.name).not.toBe(taken);
     const foreign = (await rest.request<Obj>('GET', `/apis/apps/v1/namespaces/${ns}/replicasets/${taken}`)).body;
     expect(foreign.metadata?.ownerReferences ?? []).toEqual([]);
+  });
+
+  test('a Deployment deleted and recreated under its name while no manager ran is served by a new run', async () => {
+    await ok('create', 'deployment', 'again', '--image=registry.invalid/again:1', '--replicas=2');
+    await ok('rollout', 'status', 'deployment/again', '--timeout=60s');
+    const before = (await deployment('again')).metadata!.uid;
+    await manager.kill();
+    await rest.request('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/again`);
+    await ok('create', 'deployment', 'again', '--image=registry.invalid/again:2', '--replicas=3');
+    // the running workflow still holds the old UID: it must hand over to a new run, not retry forever
+    manager = await startManagerProcess(taskQueue, managerArgs);
+    await ok('rollout', 'status', 'deployment/again', '--timeout=60s');
+    const d = await deployment('again');
+    expect(d.metadata!.uid).not.toBe(before);
+    const owned = await replicaSetsOf('again');
+    expect(owned).toHaveLength(1);
+    expect(image(owned[0])).toBe('registry.invalid/again:2');
+    expect(d.status?.readyReplicas).toBe(3);
   });
 });
