@@ -12,6 +12,7 @@ import { rootCaRoutes } from './informers/root-ca-routes';
 import { serviceAccountRoutes } from './informers/serviceaccount-routes';
 import { tokenRoutes } from './informers/token-routes';
 import { quotaRoutes } from './informers/quota-routes';
+import { namespaceRoutes } from './informers/namespace-routes';
 import { sha256Hex } from './root-ca-cert-publisher';
 import { Signaller } from './informers/signaller';
 
@@ -63,6 +64,7 @@ export function createInformerActivities(deps: InformerDeps) {
         aggregationRoutes(input, signaller),
         tokenRoutes(input, signaller, { rootCaSha256: deps.rootCa ? sha256Hex(deps.rootCa) : undefined }),
         quotaRoutes(input, signaller),
+        namespaceRoutes(input, signaller),
       ].filter((f): f is RouteFamily => f !== undefined);
 
       // one reflector per resource, fanning out to every family that routes it

@@ -14,6 +14,7 @@ import { createRootCaActivities } from '../activities/root-ca-cert-publisher';
 import { createServiceAccountActivities } from '../activities/serviceaccount';
 import { createTokenActivities, tokenControllerConfigError } from '../activities/serviceaccount-token';
 import { createResourceQuotaActivities } from '../activities/resourcequota';
+import { createNamespaceActivities } from '../activities/namespace';
 import { KubeRest } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { createReplicaActivities } from '../activities/replicaset';
@@ -134,6 +135,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       ...createAggregationActivities(depsFor('clusterrole-aggregation-controller')),
       ...createTokenActivities({ ...depsFor('serviceaccount-token-controller'), ...tokenOptions(opts, rootCa) }),
       ...createResourceQuotaActivities(depsFor('resourcequota-controller')),
+      ...createNamespaceActivities(depsFor('namespace-controller')),
       ...createInformerActivities({
         rest,
         client,

@@ -7,4 +7,5 @@ export { rootCaWorkflow } from './root-ca-cert-publisher/workflow';
 export { clusterRoleAggregationWorkflow } from './clusterrole-aggregation/workflow';
 export { tokenSecretWorkflow } from './serviceaccount-token/workflow';
 export { resourceQuotaWorkflow } from './resourcequota/workflow';
+export { namespaceWorkflow } from './namespace/workflow';
 export { informerWorkflow } from './informer';
