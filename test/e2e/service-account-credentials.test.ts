@@ -35,7 +35,7 @@ const sa = (name: string) => `system:serviceaccount:kube-system:${name}`;
 
 beforeAll(async () => {
   manager = await startManagerProcess(uniqueName('sacred-e2e'), [
-    '--controllers', 'replicaset,deployment,garbagecollector,serviceaccount,root-ca-cert-publisher',
+    '--controllers', 'replicaset,deployment,garbagecollector,serviceaccount,root-ca-cert-publisher,resourcequota,clusterrole-aggregation,namespace',
     '--use-service-account-credentials', ...clusterIdentityArgs(),
   ]);
   ns = uniqueName('t-sacred');
@@ -45,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await manager?.kill();
   await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+  await rest.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${ns}-agg`).catch(() => undefined);
 });
 
 test('each controller writes as its own ServiceAccount', async () => {
@@ -59,6 +60,10 @@ test('each controller writes as its own ServiceAccount', async () => {
     (await rest.request<{ status?: { availableReplicas?: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/web`)).body.status?.availableReplicas === 2, 60_000);
   await rest.request('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/web`);
   await eventually('pods collected', async () => (await listPods(rest, ns)).length === 0, 60_000);
+  await rest.request('POST', `/api/v1/namespaces/${ns}/resourcequotas`, { body: { metadata: { name: 'q' }, spec: { hard: { pods: '10' } } } });
+  await rest.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { body: {
+    metadata: { name: `${ns}-agg` }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } }] } } });
+  await eventually('quota status', async () => !!(await rest.request<{ status?: { used?: unknown } }>('GET', `/api/v1/namespaces/${ns}/resourcequotas/q`)).body.status?.used, 20_000);
 
   const expected: Array<[Parameters<typeof writers>[0], string]> = [
     [{ verb: 'create', resource: 'serviceaccounts', namespace: ns }, sa('service-account-controller')],
@@ -68,9 +73,25 @@ test('each controller writes as its own ServiceAccount', async () => {
     [{ verb: 'create', resource: 'pods', namespace: ns }, sa('replicaset-controller')],
     [{ verb: 'update', resource: 'replicasets', subresource: 'status', namespace: ns }, sa('replicaset-controller')],
     [{ verb: 'delete', resource: 'replicasets', namespace: ns }, sa('generic-garbage-collector')],
+    [{ verb: 'update', resource: 'resourcequotas', subresource: 'status', namespace: ns }, sa('resourcequota-controller')],
   ];
   await eventually('audit log written', async () => expected.every(([f]) => writers(f).size > 0), 15_000);
   for (const [f, who] of expected) expect({ ...f, writers: [...writers(f)] }).toEqual({ ...f, writers: [who] });
+  const aggregated = audit().filter((e) => e.verb === 'patch' && e.objectRef?.resource === 'clusterroles' && e.objectRef.name === `${ns}-agg`);
+  expect(new Set(aggregated.map((e) => e.user.username))).toEqual(new Set([sa('clusterrole-aggregation-controller')]));
+});
+
+test('the namespace controller empties and finalizes a namespace as its own ServiceAccount', async () => {
+  const other = uniqueName('t-sacred-del');
+  await rest.request('POST', '/api/v1/namespaces', { body: { metadata: { name: other } } });
+  await eventually('kube-root-ca.crt', () => rest.request('GET', `/api/v1/namespaces/${other}/configmaps/kube-root-ca.crt`).then(() => true), 20_000);
+  await rest.request('DELETE', `/api/v1/namespaces/${other}`);
+  await eventually('namespace gone', () => rest.request('GET', `/api/v1/namespaces/${other}`).then(() => false, () => true), 60_000);
+  for (const f of [{ verb: 'deletecollection', resource: 'configmaps', namespace: other }, { verb: 'update', resource: 'namespaces', subresource: 'finalize' }]) {
+    const who = new Set(audit().filter((e) => e.verb === f.verb && e.objectRef?.resource === f.resource && e.objectRef?.subresource === f.subresource
+      && (f.namespace ? e.objectRef?.namespace === f.namespace : e.objectRef?.name === other)).map((e) => e.user.username));
+    expect({ ...f, who: [...who] }).toEqual({ ...f, who: [sa('namespace-controller')] });
+  }
 });
 
 interface Rule { verbs: string[]; apiGroups?: string[]; resources?: string[] }
