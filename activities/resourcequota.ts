@@ -18,7 +18,7 @@ import { ResourceInfo, collectionPath, discoverResources } from './gc/discovery'
 import { METADATA_ONLY } from './informers/reflector';
 import type { EventTarget, RecordEvent } from './kube/events';
 import { apiCall, isStatus } from './kube/failures';
-import type { KubeObject } from './kube/projections';
+import { KubeObject, objectIdentity } from './kube/projections';
 import { ApiError, KubeRest } from './kube/rest';
 import { readByName } from './kube/update';
 
@@ -83,12 +83,12 @@ export const quotaPath = (ns: string, name: string) => `/api/v1/namespaces/${enc
 type QuotaObject = KubeObject & { spec?: QuotaSpecLike; status?: { hard?: ResourceMap; used?: ResourceMap } };
 
 function quotaView(o: QuotaObject): QuotaView {
-  const m = o.metadata ?? {};
+  const { namespace, name, uid, resourceVersion } = objectIdentity(o);
   return {
-    namespace: m.namespace ?? '',
-    name: m.name ?? '',
-    uid: m.uid ?? '',
-    resourceVersion: m.resourceVersion ?? '',
+    namespace,
+    name,
+    uid,
+    resourceVersion,
     hard: { ...(o.spec?.hard ?? {}) },
     ...(o.status?.hard ? { statusHard: { ...o.status.hard } } : {}),
     ...(o.status?.used ? { statusUsed: { ...o.status.used } } : {}),
