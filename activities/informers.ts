@@ -13,6 +13,8 @@ import { serviceAccountRoutes } from './informers/serviceaccount-routes';
 import { tokenRoutes } from './informers/token-routes';
 import { quotaRoutes } from './informers/quota-routes';
 import { namespaceRoutes } from './informers/namespace-routes';
+import { mirroringRoutes } from './informers/mirroring-routes';
+import { serviceRoutes } from './informers/service-routes';
 import { sha256Hex } from './root-ca-cert-publisher';
 import { Signaller } from './informers/signaller';
 
@@ -65,6 +67,8 @@ export function createInformerActivities(deps: InformerDeps) {
         tokenRoutes(input, signaller, { rootCaSha256: deps.rootCa ? sha256Hex(deps.rootCa) : undefined }),
         quotaRoutes(input, signaller),
         namespaceRoutes(input, signaller),
+        mirroringRoutes(input, signaller),
+        serviceRoutes(input, signaller),
       ].filter((f): f is RouteFamily => f !== undefined);
 
       // one reflector per resource, fanning out to every family that routes it

@@ -62,6 +62,21 @@ export const CONCURRENT_SYNCS = {
     default: 5,
     description: 'how many resource quotas may be recounted at the same time',
   },
+  'endpoints-controller': {
+    flag: 'concurrent-endpoint-syncs',
+    default: 5,
+    description: "how many services' Endpoints may be written at the same time",
+  },
+  'endpointslice-controller': {
+    flag: 'concurrent-service-endpoint-syncs',
+    default: 5,
+    description: "how many services' EndpointSlices may be written at the same time",
+  },
+  'endpointslice-mirroring-controller': {
+    flag: 'mirroring-concurrent-service-endpoint-syncs',
+    default: 5,
+    description: "how many services' custom Endpoints may be mirrored at the same time",
+  },
 } as const satisfies Record<string, ConcurrentSyncsFlag>;
 
 /** Controllers upstream gives a fixed number of workers, with no flag to change it. */
@@ -89,6 +104,8 @@ export const RUN_DEFAULTS = {
   maxHistoryEvents: 10000,
   namespaceSyncPeriod: '5m',
   resourceQuotaSyncPeriod: '5m',
+  maxEndpointsPerSlice: 100,
+  mirroringMaxEndpointsPerSubset: 1000,
   useServiceAccountCredentials: false,
   informerHeartbeatTimeout: '15s',
   logLevel: 'info' as LogLevel,
@@ -147,6 +164,8 @@ export interface RunOptions {
   rootCaFile?: string;
   namespaceSyncPeriodMs: number;
   resourceQuotaSyncPeriodMs: number;
+  maxEndpointsPerSlice: number;
+  mirroringMaxEndpointsPerSubset: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -294,6 +313,12 @@ export function addRunOptions(cmd: Command): Command {
   add(
     '--resource-quota-sync-period <duration>',
     withDefault('how often every resource quota is recounted in full', { def: RUN_DEFAULTS.resourceQuotaSyncPeriod }),
+  );
+
+  add('--max-endpoints-per-slice <int>', withDefault('most endpoints one EndpointSlice holds (1..1000)', { def: RUN_DEFAULTS.maxEndpointsPerSlice }));
+  add(
+    '--mirroring-max-endpoints-per-subset <int>',
+    withDefault('most addresses of one Endpoints subset mirrored into EndpointSlices (1..1000)', { def: RUN_DEFAULTS.mirroringMaxEndpointsPerSubset }),
   );
 
   add(
@@ -595,6 +620,9 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
   const resourceQuotaSyncPeriodMs =
     r.durationMs('resource-quota-sync-period', { def: RUN_DEFAULTS.resourceQuotaSyncPeriod, allowZero: false }) ?? 300_000;
 
+  const maxEndpointsPerSlice = r.int('max-endpoints-per-slice', { def: RUN_DEFAULTS.maxEndpointsPerSlice, min: 1, max: 1000 });
+  const mirroringMaxEndpointsPerSubset = r.int('mirroring-max-endpoints-per-subset', { def: RUN_DEFAULTS.mirroringMaxEndpointsPerSubset, min: 1, max: 1000 });
+
   const levelText = r.string('log-level', { env: 'LOG_LEVEL', def: RUN_DEFAULTS.logLevel }).toLowerCase();
   const logLevel = (LOG_LEVELS as readonly string[]).includes(levelText) ? (levelText as LogLevel) : RUN_DEFAULTS.logLevel;
   if (logLevel !== levelText) r.fail(r.origin('log-level', 'LOG_LEVEL'), levelText, `must be one of ${LOG_LEVELS.join(', ')}`);
@@ -628,6 +656,8 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
     ...(rootCaFile ? { rootCaFile } : {}),
     namespaceSyncPeriodMs,
     resourceQuotaSyncPeriodMs,
+    maxEndpointsPerSlice,
+    mirroringMaxEndpointsPerSubset,
   };
 }
 

@@ -16,6 +16,9 @@ export const IMPLEMENTED_CONTROLLERS = {
   'root-ca-certificate-publisher-controller': { short: 'root-ca-cert-publisher', serviceAccount: 'root-ca-cert-publisher' },
   'clusterrole-aggregation-controller': { short: 'clusterrole-aggregation', serviceAccount: 'clusterrole-aggregation-controller' },
   'resourcequota-controller': { short: 'resourcequota', serviceAccount: 'resourcequota-controller' },
+  'endpoints-controller': { short: 'endpoint', serviceAccount: 'endpoint-controller' },
+  'endpointslice-controller': { short: 'endpointslice', serviceAccount: 'endpointslice-controller' },
+  'endpointslice-mirroring-controller': { short: 'endpointslicemirroring', serviceAccount: 'endpointslicemirroring-controller' },
 } as const satisfies Record<string, { short: string; serviceAccount: string | undefined }>;
 
 export type ImplementedController = keyof typeof IMPLEMENTED_CONTROLLERS;

@@ -15,6 +15,9 @@ import { createServiceAccountActivities } from '../activities/serviceaccount';
 import { createTokenActivities, tokenControllerConfigError } from '../activities/serviceaccount-token';
 import { createResourceQuotaActivities } from '../activities/resourcequota';
 import { createNamespaceActivities } from '../activities/namespace';
+import { createMirroringActivities } from '../activities/endpointslicemirroring';
+import { createEndpointsActivities } from '../activities/endpoints';
+import { createEndpointSliceActivities } from '../activities/endpointslice';
 import { KubeRest } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { createReplicaActivities } from '../activities/replicaset';
@@ -102,7 +105,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const controllers = runnable(opts, rootCa, logger);
   const shortNames = controllers.map((c) => IMPLEMENTED_CONTROLLERS[c].short);
   const rest = new KubeRest(kc, new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst), (verb, path, status) => {
-    const resource = /\/(pods|replicasets|replicationcontrollers|deployments|events|namespaces|serviceaccounts|secrets|configmaps|clusterroles|resourcequotas|services|persistentvolumeclaims)(\/|\?|$)/.exec(path)?.[1] ?? 'other';
+    const resource = /\/(pods|replicasets|replicationcontrollers|deployments|events|namespaces|serviceaccounts|secrets|configmaps|clusterroles|resourcequotas|services|persistentvolumeclaims|endpoints|endpointslices)(\/|\?|$)/.exec(path)?.[1] ?? 'other';
     metrics.apiRequestsTotal.inc({ verb, resource, code: status ? String(status) : '<error>' });
   }, opts.master);
   // each controller's client: its own ServiceAccount with --use-service-account-credentials, else ours
@@ -136,6 +139,9 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       ...createTokenActivities({ ...depsFor('serviceaccount-token-controller'), ...tokenOptions(opts, rootCa) }),
       ...createResourceQuotaActivities(depsFor('resourcequota-controller')),
       ...createNamespaceActivities(depsFor('namespace-controller')),
+      ...createMirroringActivities(depsFor('endpointslice-mirroring-controller')),
+      ...createEndpointsActivities(depsFor('endpoints-controller')),
+      ...createEndpointSliceActivities(depsFor('endpointslice-controller')),
       ...createInformerActivities({
         rest,
         client,
@@ -196,7 +202,12 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       backoffMaxMs: opts.resyncBackoffMaxMs,
       maxHistoryEvents: opts.maxHistoryEvents,
     },
-    settings: { namespaceSyncMs: opts.namespaceSyncPeriodMs, resourceQuotaSyncMs: opts.resourceQuotaSyncPeriodMs },
+    settings: {
+      namespaceSyncMs: opts.namespaceSyncPeriodMs,
+      resourceQuotaSyncMs: opts.resourceQuotaSyncPeriodMs,
+      maxEndpointsPerSlice: opts.maxEndpointsPerSlice,
+      mirroringMaxEndpointsPerSubset: opts.mirroringMaxEndpointsPerSubset,
+    },
   };
   // start it if no replica has, and hand it this replica's configuration either way
   await client.workflow.signalWithStart('informerWorkflow', {

@@ -8,4 +8,7 @@ export { clusterRoleAggregationWorkflow } from './clusterrole-aggregation/workfl
 export { tokenSecretWorkflow } from './serviceaccount-token/workflow';
 export { resourceQuotaWorkflow } from './resourcequota/workflow';
 export { namespaceWorkflow } from './namespace/workflow';
+export { endpointSliceMirroringWorkflow } from './endpointslicemirroring/workflow';
+export { endpointsWorkflow } from './endpoints/workflow';
+export { endpointSliceWorkflow } from './endpointslice/workflow';
 export { informerWorkflow } from './informer';

@@ -15,6 +15,10 @@ export interface ControllerSettings {
   resourceQuotaSyncMs?: number;
   /** --namespace-sync-period: a terminating namespace is looked at again at least this often */
   namespaceSyncMs?: number;
+  /** --max-endpoints-per-slice */
+  maxEndpointsPerSlice?: number;
+  /** --mirroring-max-endpoints-per-subset */
+  mirroringMaxEndpointsPerSubset?: number;
 }
 
 /**
