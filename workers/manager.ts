@@ -26,7 +26,7 @@ import type { KcmSinks } from '../workflows/runtime/sinks';
 import type { RunOptions } from '../starter/run-options';
 import { ConcurrentSyncsController, FIXED_SYNCS, loadTemporalTls } from '../starter/run-options';
 import { IMPLEMENTED_CONTROLLERS, ImplementedController, implementedOf } from './controllers';
-import type { Metrics } from './metrics';
+import { Metrics, resourceOfPath } from './metrics';
 
 export interface Manager {
   worker: Worker;
@@ -105,7 +105,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const controllers = runnable(opts, rootCa, logger);
   const shortNames = controllers.map((c) => IMPLEMENTED_CONTROLLERS[c].short);
   const rest = new KubeRest(kc, new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst), (verb, path, status) => {
-    const resource = /\/(pods|replicasets|replicationcontrollers|deployments|events|namespaces|serviceaccounts|secrets|configmaps|clusterroles|resourcequotas|services|persistentvolumeclaims|endpoints|endpointslices)(\/|\?|$)/.exec(path)?.[1] ?? 'other';
+    const resource = resourceOfPath(path);
     metrics.apiRequestsTotal.inc({ verb, resource, code: status ? String(status) : '<error>' });
   }, opts.master);
   // each controller's client: its own ServiceAccount with --use-service-account-credentials, else ours

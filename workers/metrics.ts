@@ -83,3 +83,14 @@ export function createMetrics(): Metrics {
     }),
   };
 }
+
+/**
+ * The resource an API path is about, for metric labels: `/api/v1/namespaces/a/pods/x` is pods,
+ * `/api/v1/namespaces/a` namespaces, `/apis/apps/v1/replicasets?watch=1` replicasets.
+ */
+export function resourceOfPath(path: string): string {
+  const parts = path.replace(/\?.*$/, '').split('/').filter(Boolean);
+  const rest = parts[0] === 'api' ? parts.slice(2) : parts[0] === 'apis' ? parts.slice(3) : [];
+  if (rest[0] === 'namespaces' && rest.length >= 3) return rest[2];
+  return rest[0] ?? 'other';
+}

@@ -3,6 +3,7 @@ import { serviceRoutes } from '../../activities/informers/service-routes';
 import type { KubeObject } from '../../activities/kube/projections';
 import { mergeServicePodsEvents } from '../../workflows/service-endpoints/state';
 import type { ServicePodsEvent } from '../../workflows/service-endpoints/types';
+import { resourceOfPath } from '../../workers/metrics';
 
 function harness() {
   const sent: Array<{ id: string; event: ServicePodsEvent }> = [];
@@ -70,4 +71,16 @@ describe('service routes', () => {
     expect(mergeServicePodsEvents({ pods: [p1], relist: true }, { pods: [p2] })).toEqual({ pods: [p1, p2], relist: true });
     expect(mergeServicePodsEvents({ pods: [p1] }, { pods: [p2], relist: true })).toEqual({ pods: [p2], relist: true });
   });
+});
+
+
+test('API metrics name the resource a path is about', () => {
+  expect(resourceOfPath('/api/v1/namespaces/a/pods/x')).toBe('pods');
+  expect(resourceOfPath('/api/v1/namespaces/a/endpoints/web')).toBe('endpoints');
+  expect(resourceOfPath('/apis/discovery.k8s.io/v1/namespaces/a/endpointslices?labelSelector=x')).toBe('endpointslices');
+  expect(resourceOfPath('/api/v1/namespaces/a')).toBe('namespaces');
+  expect(resourceOfPath('/api/v1/namespaces/a/finalize')).toBe('finalize');
+  expect(resourceOfPath('/apis/apps/v1/replicasets?watch=1')).toBe('replicasets');
+  expect(resourceOfPath('/api/v1/pods')).toBe('pods');
+  expect(resourceOfPath('/apis')).toBe('other');
 });
