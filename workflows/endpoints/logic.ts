@@ -1,5 +1,5 @@
 import { utf8Bytes } from '../common/utf8';
-import type { EndpointPod, ServicePortView, ServiceView } from '../service-endpoints/types';
+import type { EndpointPod, ObjectReference, ServicePortView, ServiceView } from '../service-endpoints/types';
 
 /**
  * The endpoints controller's decisions, pure: which pods become addresses, how upstream packs
@@ -16,15 +16,7 @@ export const TRUNCATED = 'truncated';
 export const MAX_CAPACITY = 1000;
 
 /** core/v1 Endpoints subset types in their JSON shape; an absent list is Go's nil list. */
-export interface ObjectReference {
-  kind?: string;
-  namespace?: string;
-  name?: string;
-  uid?: string;
-  apiVersion?: string;
-  resourceVersion?: string;
-  fieldPath?: string;
-}
+export type { ObjectReference } from '../service-endpoints/types';
 
 export interface EndpointAddress {
   ip: string;

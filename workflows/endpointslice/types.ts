@@ -1,3 +1,4 @@
+import type { ObjectReference } from '../service-endpoints/types';
 /**
  * Payloads of the endpointslice controller that cross the workflow boundary: EndpointSlices as the
  * controller reads and writes them (discovery.k8s.io/v1, only the fields it owns or must keep), and
@@ -30,15 +31,7 @@ export interface SliceEndpointConditions {
   terminating?: boolean;
 }
 
-export interface SliceTargetRef {
-  kind?: string;
-  namespace?: string;
-  name?: string;
-  uid?: string;
-  apiVersion?: string;
-  resourceVersion?: string;
-  fieldPath?: string;
-}
+export type SliceTargetRef = ObjectReference;
 
 export interface SliceHints {
   forZones?: Array<{ name: string }>;

@@ -1,3 +1,4 @@
+import type { ObjectReference } from '../service-endpoints/types';
 /**
  * Payloads of the endpointslicemirroring controller: what it reads of a selector-less Service, its
  * custom Endpoints and the EndpointSlices mirrored from them, and the writes a decision asks for.
@@ -26,15 +27,7 @@ export const MIRRORING_EVENT_SOURCE = 'endpoint-slice-mirroring-controller';
 export type AddressType = 'IPv4' | 'IPv6';
 
 /** core/v1 ObjectReference as an Endpoints address or a slice endpoint carries it */
-export interface ObjectReferenceView {
-  kind?: string;
-  namespace?: string;
-  name?: string;
-  uid?: string;
-  apiVersion?: string;
-  resourceVersion?: string;
-  fieldPath?: string;
-}
+export type ObjectReferenceView = ObjectReference;
 
 export interface EndpointAddressView {
   ip: string;

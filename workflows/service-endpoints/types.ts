@@ -4,6 +4,17 @@
  * nothing more (no pod specs beyond ports, no statuses beyond readiness and addresses).
  */
 
+/** core/v1 ObjectReference as Endpoints addresses and EndpointSlice endpoints carry it (JSON shape). */
+export interface ObjectReference {
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+  apiVersion?: string;
+  resourceVersion?: string;
+  fieldPath?: string;
+}
+
 export interface ServicePortView {
   name?: string;
   protocol: string;
