@@ -1,3 +1,4 @@
+import { CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../../workflows/endpointslice/types';
 import { mergeServicePodsEvents } from '../../workflows/service-endpoints/state';
 import type { EndpointPod, ServicePodsEvent, ServiceView } from '../../workflows/service-endpoints/types';
 import type { KubeObject } from '../kube/projections';
@@ -9,6 +10,7 @@ export const SERVICES_PATH = '/api/v1/services';
 const PODS_PATH = '/api/v1/pods';
 const NODES_PATH = '/api/v1/nodes';
 const ENDPOINTS_PATH = '/api/v1/endpoints';
+const ENDPOINTSLICES_PATH = '/apis/discovery.k8s.io/v1/endpointslices';
 const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 /** The controllers fed by these routes, and how their workflows are named and started. */
@@ -264,10 +266,25 @@ export function serviceRoutes(input: InformerInput, signaller: Signaller): Route
     },
   };
 
+  // A managed slice someone deleted is replaced, as upstream's slice handler makes happen: the
+  // workflow is sent everything again, which makes it re-read its slices. Our own deletions come
+  // back here too and cost one reconcile that finds nothing to do.
+  const sliceTarget = targets.find((t) => t.controller === 'endpointslice');
+  const slicesHandler: Handler = {
+    relisted() { /* the Services' relist already makes every workflow re-read its slices */ },
+    event(type, o) {
+      const labels = o.metadata?.labels ?? {};
+      if (type !== 'DELETED' || labels[MANAGED_BY_LABEL] !== CONTROLLER_NAME) return;
+      const s = services.get(`${o.metadata?.namespace ?? ''}/${labels[SERVICE_NAME_LABEL] ?? ''}`);
+      if (s?.selector && sliceTarget && listed.pods) send(s, { service: s, pods: podsOf(s), relist: true }, sliceTarget);
+    },
+  };
+
   return {
     handlers: new Map<string, Handler>([[SERVICES_PATH, servicesHandler], [PODS_PATH, podsHandler], [NODES_PATH, nodesHandler],
-      ...(endpointTarget ? [[ENDPOINTS_PATH, endpointsHandler] as [string, Handler]] : [])]),
-    metadataOnly: new Set([NODES_PATH, ENDPOINTS_PATH]),
+      ...(endpointTarget ? [[ENDPOINTS_PATH, endpointsHandler] as [string, Handler]] : []),
+      ...(sliceTarget ? [[ENDPOINTSLICES_PATH, slicesHandler] as [string, Handler]] : [])]),
+    metadataOnly: new Set([NODES_PATH, ENDPOINTS_PATH, ENDPOINTSLICES_PATH]),
     sizes: () => ({ services: services.size, endpointPods: pods.size }),
   };
 }

@@ -175,6 +175,12 @@ test('250 pods, two Services and a selector-less one: the same Endpoints and End
     .map((s) => s.metadata?.labels?.['kubernetes.io/service-name']).sort();
   expect(changed).toEqual(['web', 'web-headless']);
 
+  // a managed slice someone deletes is replaced, its endpoints back where they were
+  const victim = (await sliceList()).find((sl) => sl.metadata?.labels?.['kubernetes.io/service-name'] === 'web')!;
+  const beforeDelete = JSON.stringify((await snapshot()).flat);
+  await rest.request('DELETE', `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices/${victim.metadata!.name}`);
+  await eventually('slice replaced', async () => JSON.stringify((await snapshot()).flat) === beforeDelete, 30_000);
+
   // churn: readiness both ways, labels that stop matching, deletions; then measure the cost
   const metrics0 = await ours.metrics();
   // about 500 readiness changes over the 250 pods, a few at a time: every pod flips, then flips back
