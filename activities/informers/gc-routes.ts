@@ -6,6 +6,7 @@ import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
 import type { InformerInput, RouteFamily } from './family';
 import type { Handler } from './reflector';
+import { SetIndex } from './set-index';
 import type { Signaller } from './signaller';
 
 interface Node {
@@ -29,12 +30,12 @@ const ORPHAN = 'orphan';
 export function gcRoutes(input: InformerInput, signaller: Signaller, rest: KubeRest): RouteFamily | undefined {
   if (!input.controllers.includes('garbagecollector')) return undefined;
   const nodes = new Map<string, Node>();
-  const dependentsOf = new Map<string, Set<string>>();
+  const dependentsOf = new SetIndex<string, string>();
   const watched = new Map<string, ResourceInfo>(); // path -> resource
   const listed = new Set<string>();
   let synced = false;
 
-  const refsOf = (uid: string): ObjectRef[] => [...(dependentsOf.get(uid) ?? [])].map((u) => nodes.get(u)?.ref).filter((r): r is ObjectRef => !!r);
+  const refsOf = (uid: string): ObjectRef[] => [...dependentsOf.get(uid)].map((u) => nodes.get(u)?.ref).filter((r): r is ObjectRef => !!r);
 
   const queue = (n: Node) => {
     const args: GcWorkflowInput = { ref: n.ref, tuning: input.tuning };
@@ -55,11 +56,8 @@ export function gcRoutes(input: InformerInput, signaller: Signaller, rest: KubeR
 
   const link = (n: Node, add: boolean) => {
     for (const o of n.owners) {
-      const set = dependentsOf.get(o.uid) ?? new Set<string>();
-      if (add) set.add(n.ref.uid);
-      else set.delete(n.ref.uid);
-      if (set.size) dependentsOf.set(o.uid, set);
-      else dependentsOf.delete(o.uid);
+      if (add) dependentsOf.add(o.uid, n.ref.uid);
+      else dependentsOf.delete(o.uid, n.ref.uid);
     }
   };
 
@@ -67,7 +65,7 @@ export function gcRoutes(input: InformerInput, signaller: Signaller, rest: KubeR
     if (synced && hasAbsentOwner(n)) queue(n);
     if (isOwnerDeleting(n)) queue(n);
     const enteredForeground = n.deleting && n.finalizers.includes(FOREGROUND) && !(before?.deleting && before.finalizers.includes(FOREGROUND));
-    if (enteredForeground) for (const d of dependentsOf.get(n.ref.uid) ?? []) { const dn = nodes.get(d); if (dn) queue(dn); }
+    if (enteredForeground) for (const d of dependentsOf.get(n.ref.uid)) { const dn = nodes.get(d); if (dn) queue(dn); }
     // an owner waiting on its dependents looks again whenever one changes
     for (const o of [...n.owners, ...(before?.owners ?? [])]) { const on = nodes.get(o.uid); if (on && isOwnerDeleting(on)) queue(on); }
   };
@@ -96,7 +94,7 @@ export function gcRoutes(input: InformerInput, signaller: Signaller, rest: KubeR
     link(n, false);
     nodes.delete(uid);
     if (isOwnerDeleting(n)) queue(n); // its workflow sees it gone and ends
-    for (const d of dependentsOf.get(uid) ?? []) { const dn = nodes.get(d); if (dn) queue(dn); }
+    for (const d of dependentsOf.get(uid)) { const dn = nodes.get(d); if (dn) queue(dn); }
     for (const o of n.owners) { const on = nodes.get(o.uid); if (on && isOwnerDeleting(on)) queue(on); }
   };
 

@@ -6,6 +6,7 @@ import { mergeResourceQuotaEvents, resourceQuotaWorkflowId } from '../../workflo
 import type { KubeObject } from '../kube/projections';
 import type { InformerInput, RouteFamily } from './family';
 import type { Handler } from './reflector';
+import { SetIndex } from './set-index';
 import type { Signaller } from './signaller';
 
 export const RESOURCE_QUOTAS_PATH = '/api/v1/resourcequotas';
@@ -61,7 +62,7 @@ function entryOf(o: QuotaObject): QuotaEntry {
 export function quotaRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
   if (!input.controllers.includes('resourcequota')) return undefined;
   const quotas = new Map<string, QuotaEntry>(); // by UID
-  const byNamespace = new Map<string, Set<string>>();
+  const byNamespace = new SetIndex<string, string>();
 
   const queue = (q: QuotaEntry, event: ResourceQuotaEvent) => {
     const args: ResourceQuotaWorkflowInput = {
@@ -74,7 +75,7 @@ export function quotaRoutes(input: InformerInput, signaller: Signaller): RouteFa
 
   /** nudge every quota of `ns` (every namespace when undefined) that tracks `kind` */
   const nudge = (kind: QuotaObjectKind, ns: string | undefined, exceptUid?: string) => {
-    const uids = ns === undefined ? [...quotas.keys()] : [...(byNamespace.get(ns) ?? [])];
+    const uids = ns === undefined ? [...quotas.keys()] : [...byNamespace.get(ns)];
     for (const uid of uids) {
       const q = quotas.get(uid);
       if (q && uid !== exceptUid && q.tracks.has(kind)) queue(q, { kinds: [kind] });
@@ -83,16 +84,12 @@ export function quotaRoutes(input: InformerInput, signaller: Signaller): RouteFa
 
   const put = (q: QuotaEntry) => {
     quotas.set(q.uid, q);
-    const set = byNamespace.get(q.namespace) ?? new Set<string>();
-    set.add(q.uid);
-    byNamespace.set(q.namespace, set);
+    byNamespace.add(q.namespace, q.uid);
   };
 
   const drop = (q: QuotaEntry) => {
     quotas.delete(q.uid);
-    const set = byNamespace.get(q.namespace);
-    set?.delete(q.uid);
-    if (set && set.size === 0) byNamespace.delete(q.namespace);
+    byNamespace.delete(q.namespace, q.uid);
   };
 
   const quotaHandler: Handler = {

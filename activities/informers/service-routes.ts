@@ -4,6 +4,7 @@ import type { EndpointPod, ServicePodsEvent, ServiceView } from '../../workflows
 import type { KubeObject } from '../kube/projections';
 import type { InformerInput, RouteFamily } from './family';
 import type { Handler } from './reflector';
+import { SetIndex } from './set-index';
 import type { Signaller } from './signaller';
 
 export const SERVICES_PATH = '/api/v1/services';
@@ -110,9 +111,9 @@ export function serviceRoutes(input: InformerInput, signaller: Signaller): Route
   const targets = TARGETS.filter((t) => input.controllers.includes(t.controller));
   if (!targets.length) return undefined;
   const services = new Map<string, ServiceView>(); // ns/name -> service (with selector)
-  const index = new Map<string, Set<string>>(); // ns \0 k=v -> service keys
+  const index = new SetIndex<string, string>(); // ns \0 k=v -> service keys
   const pods = new Map<string, EndpointPod>(); // uid -> pod
-  const podsByNs = new Map<string, Set<string>>();
+  const podsByNs = new SetIndex<string, string>();
   const zones = new Map<string, string>(); // node -> zone
   const listed = { services: false, pods: false };
 
@@ -123,17 +124,13 @@ export function serviceRoutes(input: InformerInput, signaller: Signaller): Route
   };
   const setIndexed = (s: ServiceView, add: boolean) => {
     if (!s.selector) return;
-    const k = indexKey(s);
-    const set = index.get(k) ?? new Set<string>();
-    if (add) set.add(keyOf(s));
-    else set.delete(keyOf(s));
-    if (set.size) index.set(k, set);
-    else index.delete(k);
+    if (add) index.add(indexKey(s), keyOf(s));
+    else index.delete(indexKey(s), keyOf(s));
   };
   const servicesFor = (p: EndpointPod): ServiceView[] => {
     const out: ServiceView[] = [];
     for (const [k, v] of Object.entries(p.labels)) {
-      for (const key of index.get(`${p.namespace}\0${k}=${v}`) ?? []) {
+      for (const key of index.get(`${p.namespace}\0${k}=${v}`)) {
         const s = services.get(key);
         if (s?.selector && matches(s.selector, p.labels)) out.push(s);
       }
@@ -141,7 +138,7 @@ export function serviceRoutes(input: InformerInput, signaller: Signaller): Route
     return out;
   };
   const podsOf = (s: ServiceView): EndpointPod[] =>
-    [...(podsByNs.get(s.namespace) ?? [])].map((u) => pods.get(u)!).filter((p) => p && s.selector && matches(s.selector, p.labels));
+    [...podsByNs.get(s.namespace)].map((u) => pods.get(u)!).filter((p) => p && s.selector && matches(s.selector, p.labels));
 
   const send = (s: { namespace: string; name: string; uid: string }, event: ServicePodsEvent, only?: (typeof TARGETS)[number]) => {
     for (const t of only ? [only] : targets) {
@@ -157,13 +154,11 @@ export function serviceRoutes(input: InformerInput, signaller: Signaller): Route
 
   const putPod = (p: EndpointPod) => {
     pods.set(p.uid, p);
-    const set = podsByNs.get(p.namespace) ?? new Set<string>();
-    set.add(p.uid);
-    podsByNs.set(p.namespace, set);
+    podsByNs.add(p.namespace, p.uid);
   };
   const dropPod = (p: EndpointPod) => {
     pods.delete(p.uid);
-    podsByNs.get(p.namespace)?.delete(p.uid);
+    podsByNs.delete(p.namespace, p.uid);
   };
   const routePod = (before: EndpointPod | undefined, after: EndpointPod | undefined) => {
     if (!listed.services || !listed.pods) return;

@@ -4,6 +4,7 @@ import { serviceAccountWorkflowId } from '../../workflows/serviceaccount/workflo
 import type { InformerInput, RouteFamily } from './family';
 import { NAMESPACES_PATH, NamespacePhases } from './namespace-phases';
 import type { Handler } from './reflector';
+import { SetIndex } from './set-index';
 import type { Signaller } from './signaller';
 
 export const SERVICEACCOUNTS_PATH = '/api/v1/serviceaccounts';
@@ -16,12 +17,12 @@ export const SERVICEACCOUNTS_PATH = '/api/v1/serviceaccounts';
 export function serviceAccountRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
   if (!input.controllers.includes('serviceaccount')) return undefined;
   /** namespace -> the ensured accounts it holds */
-  const present = new Map<string, Set<string>>();
+  const present = new SetIndex<string, string>();
   let accountsListed = false;
 
   const check = (ns: string) => {
     if (!accountsListed) return;
-    const have = [...(present.get(ns) ?? [])];
+    const have = [...present.get(ns)];
     const active = phases.isActive(ns);
     if (!missingServiceAccounts(active, have).length) return;
     const args: ServiceAccountWorkflowInput = { namespace: ns, tuning: input.tuning };
@@ -33,10 +34,8 @@ export function serviceAccountRoutes(input: InformerInput, signaller: Signaller)
 
   const setAccount = (ns: string, name: string, exists: boolean) => {
     if (!ENSURED_SERVICE_ACCOUNTS.includes(name)) return;
-    const set = present.get(ns) ?? new Set<string>();
-    if (exists) set.add(name);
-    else set.delete(name);
-    present.set(ns, set);
+    if (exists) present.add(ns, name);
+    else present.delete(ns, name);
   };
 
   const accounts: Handler = {
