@@ -15,6 +15,9 @@ import { quotaRoutes } from './informers/quota-routes';
 import { namespaceRoutes } from './informers/namespace-routes';
 import { mirroringRoutes } from './informers/mirroring-routes';
 import { serviceRoutes } from './informers/service-routes';
+import { cronJobRoutes } from './informers/cronjob-routes';
+import { jobRoutes } from './informers/job-routes';
+import { ttlAfterFinishedRoutes } from './informers/ttl-after-finished-routes';
 import { sha256Hex } from './root-ca-cert-publisher';
 import { Signaller } from './informers/signaller';
 
@@ -69,6 +72,9 @@ export function createInformerActivities(deps: InformerDeps) {
         namespaceRoutes(input, signaller),
         mirroringRoutes(input, signaller),
         serviceRoutes(input, signaller),
+        jobRoutes(input, signaller),
+        cronJobRoutes(input, signaller),
+        ttlAfterFinishedRoutes(input, signaller),
       ].filter((f): f is RouteFamily => f !== undefined);
 
       // one reflector per resource, fanning out to every family that routes it

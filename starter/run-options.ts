@@ -77,6 +77,21 @@ export const CONCURRENT_SYNCS = {
     default: 5,
     description: "how many services' custom Endpoints may be mirrored at the same time",
   },
+  'job-controller': {
+    flag: 'concurrent-job-syncs',
+    default: 5,
+    description: 'how many jobs may reconcile at the same time',
+  },
+  'cronjob-controller': {
+    flag: 'concurrent-cron-job-syncs',
+    default: 5,
+    description: 'how many cron jobs may reconcile at the same time',
+  },
+  'ttl-after-finished-controller': {
+    flag: 'concurrent-ttl-after-finished-syncs',
+    default: 5,
+    description: 'how many finished jobs may be cleaned up at the same time',
+  },
 } as const satisfies Record<string, ConcurrentSyncsFlag>;
 
 /** Controllers upstream gives a fixed number of workers, with no flag to change it. */
@@ -84,6 +99,7 @@ export const FIXED_SYNCS: Readonly<Record<string, number>> = {
   'serviceaccount-controller': 1,
   'root-ca-certificate-publisher-controller': 1,
   'clusterrole-aggregation-controller': 5,
+  'pod-garbage-collector-controller': 1,
 };
 
 export type ConcurrentSyncsController = keyof typeof CONCURRENT_SYNCS;
@@ -106,6 +122,7 @@ export const RUN_DEFAULTS = {
   resourceQuotaSyncPeriod: '5m',
   maxEndpointsPerSlice: 100,
   mirroringMaxEndpointsPerSubset: 1000,
+  terminatedPodGcThreshold: 12500,
   useServiceAccountCredentials: false,
   informerHeartbeatTimeout: '15s',
   logLevel: 'info' as LogLevel,
@@ -162,6 +179,8 @@ export interface RunOptions {
   serviceAccountPrivateKeyFile?: string;
   /** PEM CA bundle put into token Secrets and kube-root-ca.crt ConfigMaps */
   rootCaFile?: string;
+  /** podgc deletes terminated pods beyond this many, oldest first; 0 turns that off */
+  terminatedPodGcThreshold: number;
   namespaceSyncPeriodMs: number;
   resourceQuotaSyncPeriodMs: number;
   maxEndpointsPerSlice: number;
@@ -319,6 +338,10 @@ export function addRunOptions(cmd: Command): Command {
   add(
     '--mirroring-max-endpoints-per-subset <int>',
     withDefault('most addresses of one Endpoints subset mirrored into EndpointSlices (1..1000)', { def: RUN_DEFAULTS.mirroringMaxEndpointsPerSubset }),
+  );
+  add(
+    '--terminated-pod-gc-threshold <int>',
+    withDefault('terminated pods kept before the oldest are deleted; 0 keeps them all', { def: RUN_DEFAULTS.terminatedPodGcThreshold }),
   );
 
   add(
@@ -622,6 +645,7 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
 
   const maxEndpointsPerSlice = r.int('max-endpoints-per-slice', { def: RUN_DEFAULTS.maxEndpointsPerSlice, min: 1, max: 1000 });
   const mirroringMaxEndpointsPerSubset = r.int('mirroring-max-endpoints-per-subset', { def: RUN_DEFAULTS.mirroringMaxEndpointsPerSubset, min: 1, max: 1000 });
+  const terminatedPodGcThreshold = r.int('terminated-pod-gc-threshold', { def: RUN_DEFAULTS.terminatedPodGcThreshold, min: 0, max: INT32_MAX });
 
   const levelText = r.string('log-level', { env: 'LOG_LEVEL', def: RUN_DEFAULTS.logLevel }).toLowerCase();
   const logLevel = (LOG_LEVELS as readonly string[]).includes(levelText) ? (levelText as LogLevel) : RUN_DEFAULTS.logLevel;
@@ -658,6 +682,7 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
     resourceQuotaSyncPeriodMs,
     maxEndpointsPerSlice,
     mirroringMaxEndpointsPerSubset,
+    terminatedPodGcThreshold,
   };
 }
 

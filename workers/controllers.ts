@@ -19,6 +19,10 @@ export const IMPLEMENTED_CONTROLLERS = {
   'endpoints-controller': { short: 'endpoint', serviceAccount: 'endpoint-controller' },
   'endpointslice-controller': { short: 'endpointslice', serviceAccount: 'endpointslice-controller' },
   'endpointslice-mirroring-controller': { short: 'endpointslicemirroring', serviceAccount: 'endpointslicemirroring-controller' },
+  'job-controller': { short: 'job', serviceAccount: 'job-controller' },
+  'cronjob-controller': { short: 'cronjob', serviceAccount: 'cronjob-controller' },
+  'ttl-after-finished-controller': { short: 'ttl-after-finished', serviceAccount: 'ttl-after-finished-controller' },
+  'pod-garbage-collector-controller': { short: 'podgc', serviceAccount: 'pod-garbage-collector' },
 } as const satisfies Record<string, { short: string; serviceAccount: string | undefined }>;
 
 export type ImplementedController = keyof typeof IMPLEMENTED_CONTROLLERS;

@@ -18,6 +18,13 @@ import { createNamespaceActivities } from '../activities/namespace';
 import { createMirroringActivities } from '../activities/endpointslicemirroring';
 import { createEndpointsActivities } from '../activities/endpoints';
 import { createEndpointSliceActivities } from '../activities/endpointslice';
+import { createCronJobActivities } from '../activities/cronjob';
+import { createJobActivities } from '../activities/job';
+import { createTtlAfterFinishedActivities } from '../activities/ttl-after-finished';
+import { createPodGcActivities } from '../activities/podgc';
+import { OBJECT_EVENT_SIGNAL } from '../workflows/runtime/object-loop';
+import { PodGcEvent, PodGcWorkflowInput, podGcWorkflowId } from '../workflows/podgc/workflow';
+import { SA_CONTROLLER, SA_KIND, SA_NAME, SA_NAMESPACE } from '../workflows/search-attributes';
 import { KubeRest } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { createReplicaActivities } from '../activities/replicaset';
@@ -94,6 +101,30 @@ function runnable(opts: RunOptions, rootCa: string | undefined, logger: Logger):
   });
 }
 
+/**
+ * podgc is one periodic workflow, not one per object, so no watch event starts it: every replica
+ * starts it if none has and hands it this replica's threshold, which a restarted deployment with a
+ * changed flag thereby applies to the run already going.
+ */
+async function startPodGc(client: Client, opts: RunOptions, tuning: InformerWorkflowInput['tuning']): Promise<void> {
+  const settings = { terminatedPodThreshold: opts.terminatedPodGcThreshold };
+  const args: PodGcWorkflowInput = { ...settings, tuning };
+  const event: PodGcEvent = { settings };
+  await client.workflow.signalWithStart('podGcWorkflow', {
+    workflowId: podGcWorkflowId(opts.taskQueue),
+    taskQueue: opts.taskQueue,
+    args: [args],
+    signal: OBJECT_EVENT_SIGNAL,
+    signalArgs: [event],
+    typedSearchAttributes: [
+      { key: SA_CONTROLLER, value: IMPLEMENTED_CONTROLLERS['pod-garbage-collector-controller'].short },
+      { key: SA_KIND, value: 'Pod' },
+      { key: SA_NAMESPACE, value: '' },
+      { key: SA_NAME, value: '' },
+    ],
+  });
+}
+
 const tokenOptions = (opts: RunOptions, rootCa: string | undefined) => ({
   privateKeyFile: opts.serviceAccountPrivateKeyFile,
   ...(opts.rootCaFile ? { rootCaFile: opts.rootCaFile } : { kubeconfigCa: rootCa }),
@@ -142,6 +173,10 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       ...createMirroringActivities(depsFor('endpointslice-mirroring-controller')),
       ...createEndpointsActivities(depsFor('endpoints-controller')),
       ...createEndpointSliceActivities(depsFor('endpointslice-controller')),
+      ...createCronJobActivities(depsFor('cronjob-controller')),
+      ...createJobActivities(depsFor('job-controller')),
+      ...createTtlAfterFinishedActivities(depsFor('ttl-after-finished-controller')),
+      ...createPodGcActivities(depsFor('pod-garbage-collector-controller')),
       ...createInformerActivities({
         rest,
         client,
@@ -217,6 +252,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     signal: configureInformersSignal,
     signalArgs: [input],
   });
+  if (controllers.includes('pod-garbage-collector-controller')) await startPodGc(client, opts, input.tuning);
   logger.info({ controllers: shortNames, taskQueue: opts.taskQueue, temporal: opts.temporalAddress }, 'controller manager started');
 
   return {

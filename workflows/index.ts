@@ -11,4 +11,8 @@ export { namespaceWorkflow } from './namespace/workflow';
 export { endpointSliceMirroringWorkflow } from './endpointslicemirroring/workflow';
 export { endpointsWorkflow } from './endpoints/workflow';
 export { endpointSliceWorkflow } from './endpointslice/workflow';
+export { cronJobWorkflow } from './cronjob/workflow';
+export { jobWorkflow } from './job/workflow';
+export { ttlAfterFinishedWorkflow } from './ttl-after-finished/workflow';
+export { podGcWorkflow } from './podgc/workflow';
 export { informerWorkflow } from './informer';

@@ -15,6 +15,7 @@ export interface KubeObject {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     ownerReferences?: OwnerRef[];
+    finalizers?: string[];
   };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;

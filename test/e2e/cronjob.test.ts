@@ -1,0 +1,116 @@
+import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventsFor, listPods, testRest } from '../support/kube';
+import { ManagerProcess, startManagerProcess } from '../support/manager';
+
+/**
+ * CronJobs on the wall clock, as upstream schedules them: Forbid skips while a run is active,
+ * Replace replaces it, history limits trim finished Jobs, a time zone moves the schedule, and a
+ * manager that was dead for three scheduled times catches up by upstream's rules: only the most
+ * recent missed time is started, and not at all once it is past startingDeadlineSeconds (upstream
+ * looks for missed times only inside the deadline's window, so it records nothing for it either).
+ */
+const rest = testRest(testKubeConfig());
+const taskQueue = uniqueName('cron-e2e');
+const args = ['--controllers', 'cronjob,job', '--resync-backoff-max', '5s', '--kube-api-qps', '200', '--kube-api-burst', '400'];
+let manager: ManagerProcess;
+let ns: string;
+
+interface Job {
+  metadata: { name: string; uid: string; deletionTimestamp?: string; annotations?: Record<string, string>; ownerReferences?: Array<{ kind: string; name: string; controller?: boolean }> };
+  status?: { conditions?: Array<{ type: string; status: string }> };
+}
+interface CronJob { status?: { active?: Array<{ name: string }>; lastScheduleTime?: string; lastSuccessfulTime?: string } }
+
+const MINUTE = 60_000;
+const minuteOf = (ms: number) => Math.floor(ms / MINUTE);
+const sleepUntil = async (ms: number) => { while (Date.now() < ms) await new Promise((r) => setTimeout(r, Math.min(1000, ms - Date.now()))); };
+
+async function createCronJob(name: string, spec: Record<string, unknown>, outcome?: 'run'): Promise<void> {
+  await rest.request('POST', `/apis/batch/v1/namespaces/${ns}/cronjobs`, { body: {
+    apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name },
+    spec: {
+      schedule: '*/1 * * * *',
+      ...spec,
+      jobTemplate: { spec: { template: {
+        metadata: { labels: outcome ? { 'kwok.temporal-kcm.dev/outcome': outcome } : {} },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.invalid/cron:1' }] },
+      } } },
+    },
+  } });
+}
+
+/** The Jobs a CronJob controls, by name; deleted ones (still finalizing) are left out. */
+async function jobsOf(cronJob: string): Promise<string[]> {
+  const r = await rest.request<{ items: Job[] }>('GET', `/apis/batch/v1/namespaces/${ns}/jobs`);
+  return r.body.items
+    .filter((j) => !j.metadata.deletionTimestamp && j.metadata.ownerReferences?.some((o) => o.kind === 'CronJob' && o.name === cronJob && o.controller))
+    .map((j) => j.metadata.name).sort();
+}
+const cronJob = async (name: string) => (await rest.request<CronJob>('GET', `/apis/batch/v1/namespaces/${ns}/cronjobs/${name}`)).body;
+
+beforeAll(async () => {
+  ns = await freshNamespace(testKubeConfig(), 'cron');
+  manager = await startManagerProcess(taskQueue, args);
+});
+
+afterAll(async () => {
+  await rest.request('DELETE', `/apis/batch/v1/namespaces/${ns}/cronjobs`).catch(() => undefined);
+  await rest.request('DELETE', `/apis/batch/v1/namespaces/${ns}/jobs`, { body: { propagationPolicy: 'Background' } }).catch(() => undefined);
+  // the job controller releases the pods of deleted Jobs (tracking finalizers) before it goes
+  await eventually('pods released', async () => (await listPods(rest, ns)).every((p) => !(p.metadata.finalizers ?? []).length), 30_000).catch(() => undefined);
+  await rest.request('DELETE', `/api/v1/namespaces/${ns}/pods`).catch(() => undefined);
+  await manager?.kill();
+});
+
+test('Forbid, Replace, history limits, a time zone, and catch-up after three minutes without a manager', async () => {
+  // leave room before the first tick so every CronJob exists (and is watched) before it
+  if (Date.now() % MINUTE > 45_000) await sleepUntil((minuteOf(Date.now()) + 1) * MINUTE + 1000);
+  const t1 = (minuteOf(Date.now()) + 1) * MINUTE;
+  const t2 = t1 + MINUTE;
+  // the minute t2 as a wall clock in Kolkata (UTC+05:30, no DST): only that zone's reading fires it
+  const kolkata = new Date(t2 + 330 * MINUTE);
+  await Promise.all([
+    createCronJob('forbid', { concurrencyPolicy: 'Forbid' }, 'run'),
+    createCronJob('replace', { concurrencyPolicy: 'Replace' }, 'run'),
+    createCronJob('history', { concurrencyPolicy: 'Allow', successfulJobsHistoryLimit: 1, failedJobsHistoryLimit: 1 }),
+    createCronJob('zoned', { schedule: `${kolkata.getUTCMinutes()} ${kolkata.getUTCHours()} * * *`, timeZone: 'Asia/Kolkata' }, 'run'),
+    createCronJob('catchup', { concurrencyPolicy: 'Allow' }, 'run'),
+    createCronJob('late', { concurrencyPolicy: 'Allow', startingDeadlineSeconds: 20 }, 'run'),
+  ]);
+
+  await sleepUntil(t2 + 20_000);
+  const name = (cj: string, t: number) => `${cj}-${minuteOf(t)}`;
+  // Forbid: the first run never finishes, so the second scheduled time is skipped
+  expect(await jobsOf('forbid')).toEqual([name('forbid', t1)]);
+  expect((await eventsFor(rest, ns, 'forbid', 'JobAlreadyActive')).length).toBeGreaterThanOrEqual(1);
+  expect((await cronJob('forbid')).status?.active?.map((a) => a.name)).toEqual([name('forbid', t1)]);
+  // Replace: the second run deleted the first
+  expect(await jobsOf('replace')).toEqual([name('replace', t2)]);
+  expect((await eventsFor(rest, ns, 'replace', 'SuccessfulDelete')).length).toBeGreaterThanOrEqual(1);
+  // history limit 1: of two successful runs only the newest is kept
+  await eventually('history trimmed', async () => JSON.stringify(await jobsOf('history')) === JSON.stringify([name('history', t2)]), 20_000);
+  const history = await cronJob('history');
+  expect(Date.parse(history.status!.lastSuccessfulTime!)).toBeGreaterThanOrEqual(t2);
+  expect(Date.parse(history.status!.lastScheduleTime!)).toBe(t2);
+  // the zoned schedule fired at t2 (UTC), not at the same wall-clock reading in UTC
+  expect(await jobsOf('zoned')).toEqual([name('zoned', t2)]);
+  const zonedJob = (await rest.request<Job>('GET', `/apis/batch/v1/namespaces/${ns}/jobs/${name('zoned', t2)}`)).body;
+  expect(Date.parse(zonedJob.metadata.annotations!['batch.kubernetes.io/cronjob-scheduled-timestamp'])).toBe(t2);
+  expect(await jobsOf('catchup')).toEqual([name('catchup', t1), name('catchup', t2)]);
+
+  // every manager process down across three scheduled times
+  await manager.kill('SIGKILL');
+  const t5 = t2 + 3 * MINUTE;
+  // back 32s after the last missed time: past late's 20s deadline, and the checks end before t5 + 60s
+  await sleepUntil(t5 + 32_000);
+  manager = await startManagerProcess(taskQueue, args);
+
+  // upstream starts only the most recent missed time, never the ones before it
+  await eventually('catch-up run', async () => (await jobsOf('catchup')).includes(name('catchup', t5)), 20_000);
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(Date.now()).toBeLessThan(t5 + MINUTE);
+  expect(await jobsOf('catchup')).toEqual([name('catchup', t1), name('catchup', t2), name('catchup', t5)].sort());
+  expect(await jobsOf('late')).toEqual([name('late', t1), name('late', t2)].sort());
+  expect(await jobsOf('forbid')).toEqual([name('forbid', t1)]);
+  expect(await jobsOf('zoned')).toEqual([name('zoned', t2)]);
+}, 600_000);

@@ -1,0 +1,204 @@
+import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventsFor, listPods, mergePatch, PodObject, testRest } from '../support/kube';
+import { ManagerProcess, startManagerProcess } from '../support/manager';
+
+/**
+ * Jobs as upstream's job controller runs them, on kwok pods that succeed or fail on command
+ * (hack/kwok/stages.yaml): exact counts under parallelism, Indexed completion, the pod failure
+ * backoff's spacing, pod failure policy, suspend/resume and an active deadline that outlives a
+ * manager killed with SIGKILL.
+ */
+const rest = testRest(testKubeConfig());
+const taskQueue = uniqueName('job-e2e');
+const args = ['--controllers', 'job', '--resync-backoff-max', '5s', '--kube-api-qps', '200', '--kube-api-burst', '400'];
+let manager: ManagerProcess;
+let ns: string;
+
+interface JobCondition { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }
+interface JobStatus {
+  active?: number; ready?: number; succeeded?: number; failed?: number; terminating?: number;
+  startTime?: string; completionTime?: string; completedIndexes?: string; failedIndexes?: string;
+  conditions?: JobCondition[]; uncountedTerminatedPods?: { succeeded?: string[]; failed?: string[] };
+}
+interface Job { metadata: { name: string; uid: string }; spec: Record<string, unknown>; status?: JobStatus }
+
+const jobsPath = () => `/apis/batch/v1/namespaces/${ns}/jobs`;
+const getJob = async (name: string) => (await rest.request<Job>('GET', `${jobsPath()}/${name}`)).body;
+const condition = (j: Job, type: string) => j.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+
+/** A Job whose pods kwok drives by the outcome label (none: succeed once running). */
+async function createJob(name: string, spec: Record<string, unknown>, pod: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): Promise<Job> {
+  const body = {
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name },
+    spec: {
+      ...spec,
+      template: {
+        metadata: { labels: pod.labels ?? {}, annotations: pod.annotations ?? {} },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.invalid/job:1' }] },
+      },
+    },
+  };
+  return (await rest.request<Job>('POST', jobsPath(), { body })).body;
+}
+
+const podsOf = async (job: Job): Promise<PodObject[]> => (await listPods(rest, ns, `batch.kubernetes.io/controller-uid=${job.metadata.uid}`));
+const phaseOf = (p: PodObject) => (p.status as { phase?: string } | undefined)?.phase;
+const seconds = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 1000;
+
+beforeAll(async () => {
+  ns = await freshNamespace(testKubeConfig(), 'job');
+  manager = await startManagerProcess(taskQueue, args);
+});
+
+afterAll(async () => {
+  // the controller releases the pods of deleted Jobs (tracking finalizers) before it goes
+  await rest.request('DELETE', jobsPath(), { body: { propagationPolicy: 'Background' } }).catch(() => undefined);
+  await eventually('pods released', async () => (await listPods(rest, ns)).every((p) => !(p.metadata.finalizers ?? []).length), 30_000).catch(() => undefined);
+  await rest.request('DELETE', `/api/v1/namespaces/${ns}/pods`).catch(() => undefined);
+  await manager?.kill();
+});
+
+test('10 completions with parallelism 3: exact counts, never more than 3 active, every pod counted once and released', async () => {
+  const job = await createJob('ten', { completions: 10, parallelism: 3 }, { annotations: { 'kwok.temporal-kcm.dev/delay-ms': '700' } });
+  let maxActive = 0;
+  const done = await eventually('job ten complete', async () => {
+    const j = await getJob('ten');
+    maxActive = Math.max(maxActive, j.status?.active ?? 0);
+    return condition(j, 'Complete') ? j : undefined;
+  }, 120_000, 100);
+  expect(maxActive).toBeLessThanOrEqual(3);
+  expect(maxActive).toBeGreaterThanOrEqual(2);
+  expect(done.status?.succeeded).toBe(10);
+  expect(done.status?.active ?? 0).toBe(0);
+  expect(done.status?.failed ?? 0).toBe(0);
+  expect(done.status?.completionTime).toBeDefined();
+  expect(condition(done, 'SuccessCriteriaMet')).toBeDefined();
+  expect(done.status?.uncountedTerminatedPods?.succeeded ?? []).toEqual([]);
+  const pods = await podsOf(job);
+  expect(pods.filter((p) => phaseOf(p) === 'Succeeded')).toHaveLength(10);
+  // counted pods lose the tracking finalizer, so nothing keeps them from deletion
+  await eventually('finalizers removed', async () =>
+    (await podsOf(job)).every((p) => !(p.metadata.finalizers ?? []).includes('batch.kubernetes.io/job-tracking')), 30_000);
+  expect((await eventsFor(rest, ns, 'ten', 'Completed')).length).toBe(1);
+}, 180_000);
+
+test('an Indexed job completes each index exactly once, with the index in annotation, label, hostname and env', async () => {
+  const job = await createJob('indexed', { completions: 5, parallelism: 2, completionMode: 'Indexed' });
+  const done = await eventually('indexed complete', async () => {
+    const j = await getJob('indexed');
+    return condition(j, 'Complete') ? j : undefined;
+  }, 120_000);
+  expect(done.status).toMatchObject({ succeeded: 5, completedIndexes: '0-4' });
+  const pods = await podsOf(job);
+  const byIndex = new Map<string, number>();
+  for (const p of pods) {
+    const ix = p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'];
+    expect(ix).toBeDefined();
+    expect(p.metadata.labels?.['batch.kubernetes.io/job-completion-index']).toBe(ix);
+    const spec = p.spec as { hostname?: string; containers: Array<{ env?: Array<{ name: string; valueFrom?: unknown }> }> };
+    expect(spec.hostname).toBe(`indexed-${ix}`);
+    expect(spec.containers[0].env?.some((e) => e.name === 'JOB_COMPLETION_INDEX')).toBe(true);
+    if (phaseOf(p) === 'Succeeded') byIndex.set(ix!, (byIndex.get(ix!) ?? 0) + 1);
+  }
+  expect([...byIndex.entries()].sort()).toEqual([['0', 1], ['1', 1], ['2', 1], ['3', 1], ['4', 1]]);
+}, 180_000);
+
+test('failing pods are retried with the exponential pod failure backoff until BackoffLimitExceeded', async () => {
+  const job = await createJob('failing', { backoffLimit: 2 }, { labels: { 'kwok.temporal-kcm.dev/outcome': 'fail' } });
+  const failed = await eventually('job failed', async () => {
+    const j = await getJob('failing');
+    return condition(j, 'Failed') ? j : undefined;
+  }, 120_000, 500);
+  expect(condition(failed, 'Failed')?.reason).toBe('BackoffLimitExceeded');
+  expect(failed.status?.failed).toBe(3);
+  const pods = (await podsOf(job)).sort((a, b) => Date.parse(a.metadata.creationTimestamp!) - Date.parse(b.metadata.creationTimestamp!));
+  expect(pods).toHaveLength(3);
+  // upstream waits 10s after the first failure and 20s after the second; pods fail as soon as they run,
+  // and creation times have 1s resolution
+  const gaps = [seconds(pods[0].metadata.creationTimestamp!, pods[1].metadata.creationTimestamp!), seconds(pods[1].metadata.creationTimestamp!, pods[2].metadata.creationTimestamp!)];
+  expect(gaps[0]).toBeGreaterThanOrEqual(9);
+  expect(gaps[0]).toBeLessThanOrEqual(14);
+  expect(gaps[1]).toBeGreaterThanOrEqual(19);
+  expect(gaps[1]).toBeLessThanOrEqual(25);
+  expect((await eventsFor(rest, ns, 'failing', 'BackoffLimitExceeded')).length).toBe(1);
+}, 180_000);
+
+test('podFailurePolicy: Ignore does not count a failure against backoffLimit, FailJob fails the job at once', async () => {
+  const rules = (action: string) => ({ rules: [{ action, onExitCodes: { containerName: 'main', operator: 'In', values: [42] } }] });
+  const failPod = { labels: { 'kwok.temporal-kcm.dev/outcome': 'fail' }, annotations: { 'kwok.temporal-kcm.dev/exit-code': '42' } };
+  const ignoring = await createJob('ignoring', { backoffLimit: 0, podFailurePolicy: rules('Ignore') }, failPod);
+  const failjob = await createJob('failjob', { backoffLimit: 6, podFailurePolicy: rules('FailJob') }, failPod);
+
+  const fj = await eventually('failjob failed', async () => {
+    const j = await getJob('failjob');
+    return condition(j, 'Failed') ? j : undefined;
+  }, 60_000);
+  expect(condition(fj, 'Failed')?.reason).toBe('PodFailurePolicy');
+  expect(condition(fj, 'Failed')?.message).toMatch(/Container main for pod .*failjob-.* failed with exit code 42 matching FailJob rule at index 0/);
+  expect(fj.status?.failed).toBe(1);
+  expect(await podsOf(failjob)).toHaveLength(1);
+
+  // ignored failures are replaced without backoff and never fail the job, despite backoffLimit 0
+  await eventually('three ignored failures', async () => (await podsOf(ignoring)).filter((p) => phaseOf(p) === 'Failed').length >= 3, 60_000);
+  const ig = await getJob('ignoring');
+  expect(condition(ig, 'Failed')).toBeUndefined();
+  expect(ig.status?.failed ?? 0).toBe(0);
+}, 180_000);
+
+test('suspend deletes the active pods; resume starts them again with startTime reset to the resume', async () => {
+  const job = await createJob('pausable', { parallelism: 2, completions: 2, suspend: true }, { labels: { 'kwok.temporal-kcm.dev/outcome': 'run' } });
+  const suspended = await eventually('Suspended condition', async () => {
+    const j = await getJob('pausable');
+    return condition(j, 'Suspended') ? j : undefined;
+  }, 30_000);
+  expect(condition(suspended, 'Suspended')?.reason).toBe('JobSuspended');
+  expect(suspended.status?.startTime).toBeUndefined();
+  expect(await podsOf(job)).toHaveLength(0);
+
+  const resumedAt = Date.now();
+  await mergePatch(rest, `${jobsPath()}/pausable`, { spec: { suspend: false } });
+  const running = await eventually('two ready pods', async () => {
+    const j = await getJob('pausable');
+    return j.status?.ready === 2 && j.status.active === 2 ? j : undefined;
+  }, 30_000);
+  // startTime is when the job was resumed, so an active deadline counts from there (1s resolution)
+  expect(Date.parse(running.status!.startTime!)).toBeGreaterThanOrEqual(resumedAt - 1000);
+  expect(running.status?.conditions?.find((c) => c.type === 'Suspended')).toMatchObject({ status: 'False', reason: 'JobResumed' });
+
+  await mergePatch(rest, `${jobsPath()}/pausable`, { spec: { suspend: true } });
+  const again = await eventually('suspended again, pods gone', async () => {
+    const j = await getJob('pausable');
+    const live = (await podsOf(job)).filter((p) => !p.metadata.deletionTimestamp);
+    return condition(j, 'Suspended') && live.length === 0 && (j.status?.active ?? 0) === 0 ? j : undefined;
+  }, 30_000);
+  // v1.35 keeps startTime on suspend (clearing it is the alpha MutableSchedulingDirectivesForSuspendedJobs)
+  expect(again.status?.startTime).toBe(running.status?.startTime);
+  expect(again.status?.failed ?? 0).toBe(0);
+  expect((await eventsFor(rest, ns, 'pausable', 'Suspended')).length).toBeGreaterThanOrEqual(1);
+  expect((await eventsFor(rest, ns, 'pausable', 'Resumed')).length).toBe(1);
+}, 120_000);
+
+test('activeDeadlineSeconds fails the job on time although the manager was killed while it waited', async () => {
+  const job = await createJob('deadline', { parallelism: 2, completions: 2, activeDeadlineSeconds: 15 }, { labels: { 'kwok.temporal-kcm.dev/outcome': 'run' } });
+  const started = await eventually('pods running', async () => {
+    const j = await getJob('deadline');
+    return j.status?.active === 2 && j.status.startTime ? j : undefined;
+  }, 30_000);
+  await manager.kill('SIGKILL');
+  await new Promise((r) => setTimeout(r, 4000));
+  manager = await startManagerProcess(taskQueue, args);
+
+  const failed = await eventually('deadline exceeded', async () => {
+    const j = await getJob('deadline');
+    return condition(j, 'Failed') ? j : undefined;
+  }, 60_000, 250);
+  const cond = condition(failed, 'Failed')!;
+  expect(cond.reason).toBe('DeadlineExceeded');
+  expect(cond.message).toBe('Job was active longer than specified deadline');
+  // the timer fired at startTime + 15s (1s resolution on both timestamps, plus a workflow task)
+  const late = seconds(started.status!.startTime!, cond.lastTransitionTime!);
+  expect(late).toBeGreaterThanOrEqual(14);
+  expect(late).toBeLessThanOrEqual(19);
+  await eventually('pods deleted', async () => (await podsOf(job)).length === 0, 30_000);
+  expect(failed.status?.failed).toBe(2);
+}, 120_000);
