@@ -202,3 +202,50 @@ test('activeDeadlineSeconds fails the job on time although the manager was kille
   await eventually('pods deleted', async () => (await podsOf(job)).length === 0, 30_000);
   expect(failed.status?.failed).toBe(2);
 }, 120_000);
+
+/** Plays the kubelet for one pod: its container exits with the given code. */
+async function finishPod(p: PodObject, exitCode: number): Promise<void> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  await mergePatch(rest, `/api/v1/namespaces/${ns}/pods/${p.metadata.name}/status`, { status: {
+    phase: exitCode === 0 ? 'Succeeded' : 'Failed',
+    conditions: [{ type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: now }],
+    containerStatuses: [{ name: 'main', image: 'registry.invalid/job:1', imageID: '', ready: false, restartCount: 0,
+      state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: now, finishedAt: now } } }],
+  } });
+}
+
+const podOfIndex = async (job: Job, ix: number) => eventually(`pod of index ${ix}`, async () => (await podsOf(job)).find((p) =>
+  !p.metadata.deletionTimestamp && phaseOf(p) === 'Running' && p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] === String(ix)), 30_000);
+
+test('backoffLimitPerIndex 0: a failed index is not retried, the others run to the end, the Job fails with FailedIndexes', async () => {
+  const job = await createJob('perindex', { completions: 3, parallelism: 3, completionMode: 'Indexed', backoffLimitPerIndex: 0 },
+    { labels: { 'kwok.temporal-kcm.dev/outcome': 'run' } });
+  await finishPod(await podOfIndex(job, 1), 3);
+  await eventually('index 1 failed', async () => (await getJob('perindex')).status?.failedIndexes === '1', 30_000);
+  await finishPod(await podOfIndex(job, 0), 0);
+  await finishPod(await podOfIndex(job, 2), 0);
+  const failed = await eventually('job failed', async () => {
+    const j = await getJob('perindex');
+    return condition(j, 'Failed') ? j : undefined;
+  }, 30_000);
+  expect(condition(failed, 'Failed')?.reason).toBe('FailedIndexes');
+  expect(failed.status).toMatchObject({ completedIndexes: '0,2', failedIndexes: '1', succeeded: 2, failed: 1 });
+  // index 1 got exactly one pod: no retry
+  const forIndex1 = (await podsOf(job)).filter((p) => p.metadata.annotations?.['batch.kubernetes.io/job-completion-index'] === '1');
+  expect(forIndex1).toHaveLength(1);
+}, 120_000);
+
+test('successPolicy: index 0 succeeding completes the Job and ends the other indexes', async () => {
+  const job = await createJob('leader', { completions: 3, parallelism: 3, completionMode: 'Indexed', successPolicy: { rules: [{ succeededIndexes: '0' }] } },
+    { labels: { 'kwok.temporal-kcm.dev/outcome': 'run' } });
+  await podOfIndex(job, 1);
+  await finishPod(await podOfIndex(job, 0), 0);
+  const done = await eventually('job complete', async () => {
+    const j = await getJob('leader');
+    return condition(j, 'Complete') ? j : undefined;
+  }, 30_000);
+  expect(condition(done, 'SuccessCriteriaMet')?.reason).toBe('SuccessPolicy');
+  expect(condition(done, 'Complete')?.reason).toBe('SuccessPolicy');
+  expect(done.status).toMatchObject({ completedIndexes: '0', succeeded: 1 });
+  await eventually('other indexes ended', async () => (await podsOf(job)).every((p) => phaseOf(p) === 'Succeeded' || p.metadata.deletionTimestamp), 30_000);
+}, 120_000);
