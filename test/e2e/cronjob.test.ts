@@ -11,7 +11,8 @@ import { ManagerProcess, startManagerProcess } from '../support/manager';
  */
 const rest = testRest(testKubeConfig());
 const taskQueue = uniqueName('cron-e2e');
-const args = ['--controllers', 'cronjob,job', '--resync-backoff-max', '5s', '--kube-api-qps', '200', '--kube-api-burst', '400'];
+// each controller as its own ServiceAccount: the writes must fit upstream's system:controller:* roles
+const args = ['--controllers', 'cronjob,job', '--use-service-account-credentials', '--resync-backoff-max', '5s', '--kube-api-qps', '200', '--kube-api-burst', '400'];
 let manager: ManagerProcess;
 let ns: string;
 

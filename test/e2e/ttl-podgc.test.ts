@@ -9,7 +9,8 @@ import { ManagerProcess, startManagerProcess } from '../support/manager';
  */
 const rest = testRest(testKubeConfig());
 const taskQueue = uniqueName('cleanup-e2e');
-const args = ['--controllers', 'job,ttl-after-finished,garbagecollector,podgc', '--terminated-pod-gc-threshold', '10',
+// each controller as its own ServiceAccount: the writes must fit upstream's system:controller:* roles
+const args = ['--controllers', 'job,ttl-after-finished,garbagecollector,podgc', '--terminated-pod-gc-threshold', '10', '--use-service-account-credentials',
   '--resync-backoff-max', '5s', '--kube-api-qps', '200', '--kube-api-burst', '400'];
 let manager: ManagerProcess | undefined;
 let ns: string;
