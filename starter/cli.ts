@@ -8,9 +8,13 @@ import { PortInUseError } from './local/ports';
 import { pkiPaths } from './local/pki';
 import { RunOptions, addRunOptions, resolveRunOptions } from './run-options';
 import { runManager } from './run';
+import { addOperateCommands } from './operate/commands';
+import { OperateError } from './operate/errors';
+import { addReplayCommand } from './replay/command';
+import { addWhyCommand } from './why/command';
+import { USAGE_EXIT_CODE } from './operate/usage';
 
-/** Exit code for usage errors, as kube-controller-manager (cobra) and most CLIs use. */
-export const USAGE_EXIT_CODE = 2;
+export { USAGE_EXIT_CODE };
 
 function intArg(min: number, max: number) {
   return (value: string): number => {
@@ -83,6 +87,10 @@ export function buildProgram(): Command {
       }, {});
       await runManager(runOpts);
     });
+
+  addWhyCommand(program);
+  addOperateCommands(program);
+  addReplayCommand(program);
 
   const local = program.command('local').description('the local stack: etcd, kube-apiserver, kube-scheduler, kwok nodes, Temporal dev server');
 
@@ -165,7 +173,7 @@ function shellQuote(v: string): string {
 
 /** Errors we expect users to meet get one clear line, not a stack trace. */
 function isExpected(e: unknown): e is Error {
-  return e instanceof StackError || e instanceof BuildError || e instanceof PortInUseError;
+  return e instanceof StackError || e instanceof BuildError || e instanceof PortInUseError || e instanceof OperateError;
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -34,6 +34,7 @@ import type { RunOptions } from '../starter/run-options';
 import { ConcurrentSyncsController, FIXED_SYNCS, loadTemporalTls } from '../starter/run-options';
 import { IMPLEMENTED_CONTROLLERS, ImplementedController, implementedOf } from './controllers';
 import { Metrics, resourceOfPath } from './metrics';
+import { ensureSearchAttributes } from './search-attributes';
 
 export interface Manager {
   worker: Worker;
@@ -116,6 +117,7 @@ async function startPodGc(client: Client, opts: RunOptions, tuning: InformerWork
     args: [args],
     signal: OBJECT_EVENT_SIGNAL,
     signalArgs: [event],
+    staticSummary: `pod garbage collector (threshold ${opts.terminatedPodGcThreshold})`,
     typedSearchAttributes: [
       { key: SA_CONTROLLER, value: IMPLEMENTED_CONTROLLERS['pod-garbage-collector-controller'].short },
       { key: SA_KIND, value: 'Pod' },
@@ -149,6 +151,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const tls = opts.temporalTls ? loadTemporalTls(opts.temporalTls) : undefined;
   const connection = await Connection.connect({ address: opts.temporalAddress, tls });
   const client = new Client({ connection, namespace: opts.temporalNamespace });
+  await ensureSearchAttributes(connection, opts.temporalNamespace);
   const nativeConnection = await NativeConnection.connect({ address: opts.temporalAddress, tls });
   const instance = `${os.hostname()}-${process.pid}`;
   // events are written by the controller that reports them, with its rights

@@ -10,5 +10,7 @@ export const SA_KIND = defineSearchAttributeKey('KcmKind', SearchAttributeType.K
 export const SA_NAMESPACE = defineSearchAttributeKey('KcmNamespace', SearchAttributeType.KEYWORD);
 export const SA_NAME = defineSearchAttributeKey('KcmName', SearchAttributeType.KEYWORD);
 export const SA_UID = defineSearchAttributeKey('KcmUid', SearchAttributeType.KEYWORD);
+/** Set while an object's reconciles keep failing (the error text), removed by the next success. */
+export const SA_LAST_ERROR = defineSearchAttributeKey('KcmLastError', SearchAttributeType.TEXT);
 
-export const KCM_SEARCH_ATTRIBUTES = [SA_CONTROLLER, SA_KIND, SA_NAMESPACE, SA_NAME, SA_UID] as const;
+export const KCM_SEARCH_ATTRIBUTES = [SA_CONTROLLER, SA_KIND, SA_NAMESPACE, SA_NAME, SA_UID, SA_LAST_ERROR] as const;

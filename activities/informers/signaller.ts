@@ -84,6 +84,8 @@ export class Signaller {
         args: [t.args],
         signal: OBJECT_EVENT_SIGNAL,
         signalArgs: [item.event],
+        // the Web UI shows it in the workflow list and at the top of the history
+        staticSummary: `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name} (${t.controller})`,
         typedSearchAttributes: [
           { key: SA_CONTROLLER, value: t.controller },
           { key: SA_KIND, value: t.kind },

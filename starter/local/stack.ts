@@ -10,7 +10,7 @@ import { PortAllocator, isPortFree } from './ports';
 import { PidRecord, isOurs, readPid, removePid, startDetached, stopProcess, tailLog } from './processes';
 import { probe } from './http-probe';
 import { KWOK_NODE_ANNOTATION, ensureDefaultServiceAccount, ensureNodes, readyNodeCount } from './nodes';
-import { ensureSearchAttributes, temporalHealthy } from './temporal-dev';
+import { ensureDevSearchAttributes, temporalHealthy } from './temporal-dev';
 
 export type ComponentName = 'etcd' | 'temporal' | 'kube-apiserver' | 'kube-scheduler' | 'kwok';
 export type PortName =
@@ -348,7 +348,7 @@ export async function up(opts: UpOptions): Promise<StackState> {
       fs.writeFileSync(statePath(dataDir), JSON.stringify(state, null, 2) + '\n');
     }
 
-    await ensureSearchAttributes(`127.0.0.1:${ports.temporal}`, 'default');
+    await ensureDevSearchAttributes(`127.0.0.1:${ports.temporal}`, 'default');
     const kc = adminKubeConfig(dataDir);
     await ensureNodes(kc, nodes);
     await ensureDefaultServiceAccount(kc);

@@ -1,14 +1,6 @@
 import { Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
-import { SearchAttributeType } from '@temporalio/common';
-import { KCM_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { ensureSearchAttributes } from '../../workers/search-attributes';
 import { canConnect } from './ports';
-
-const INDEXED: Partial<Record<SearchAttributeType, temporal.api.enums.v1.IndexedValueType>> = {
-  [SearchAttributeType.KEYWORD]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-  [SearchAttributeType.TEXT]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
-  [SearchAttributeType.INT]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
-};
 
 async function withConnection<T>(address: string, fn: (c: Connection) => Promise<T>): Promise<T> {
   const conn = await Connection.connect({ address, connectTimeout: 2000 });
@@ -34,13 +26,6 @@ export async function temporalHealthy(address: string, namespace = 'default'): P
 }
 
 /** Register this project's custom search attributes (idempotent; a db from an older run may lack some). */
-export async function ensureSearchAttributes(address: string, namespace: string): Promise<void> {
-  await withConnection(address, async (c) => {
-    const have = await c.operatorService.listSearchAttributes({ namespace });
-    const missing: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
-    for (const key of KCM_SEARCH_ATTRIBUTES) {
-      if (!have.customAttributes?.[key.name]) missing[key.name] = INDEXED[key.type]!;
-    }
-    if (Object.keys(missing).length) await c.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
-  });
+export async function ensureDevSearchAttributes(address: string, namespace: string): Promise<void> {
+  await withConnection(address, (c) => ensureSearchAttributes(c, namespace));
 }

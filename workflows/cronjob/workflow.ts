@@ -239,6 +239,17 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
     },
     reconcile,
     continueAsNewArgs: () => [{ ...input, uid, unconfirmed } satisfies CronJobWorkflowInput],
+    describe: () => ({
+      uid: cronJob?.uid ?? uid,
+      schedule: cronJob?.schedule,
+      timeZone: cronJob?.timeZone,
+      suspended: cronJob?.suspend,
+      concurrencyPolicy: cronJob?.concurrencyPolicy,
+      nextScheduledRunAt: wakeAt !== undefined ? new Date(wakeAt).toISOString() : undefined,
+      active: cronJob?.status.active?.map((a) => a.name),
+      lastScheduleTime: cronJob?.status.lastScheduleTime,
+      jobsKnown: jobs.size,
+    }),
   });
 }
 

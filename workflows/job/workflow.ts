@@ -261,6 +261,24 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
     },
     reconcile,
     continueAsNewArgs: () => [{ ...input, uid, nextSeq, backoff } satisfies JobWorkflowInput],
+    describe: () => {
+      const mine = [...pods.values()].filter((p) => p.ownerReferences.some((r) => r.controller && r.uid === job?.uid));
+      const uncounted = job?.status.uncountedTerminatedPods;
+      return {
+        uid: job?.uid ?? uid,
+        completions: job?.completions,
+        parallelism: job?.parallelism,
+        suspended: job?.suspend,
+        finished: job ? isJobFinished(job) : undefined,
+        activePods: mine.filter((p) => p.phase !== 'Succeeded' && p.phase !== 'Failed' && !p.deletionTimestamp).length,
+        podsHoldingFinalizer: mine.filter((p) => p.hasTrackingFinalizer).length,
+        statusSucceeded: job?.status.succeeded ?? 0,
+        statusFailed: job?.status.failed ?? 0,
+        uncounted: (uncounted?.succeeded?.length ?? 0) + (uncounted?.failed?.length ?? 0),
+        failuresAfterLastSuccess: backoff.failuresAfterLastSuccess,
+        lastFailureAt: backoff.lastFailureTimeMs !== undefined ? new Date(backoff.lastFailureTimeMs).toISOString() : undefined,
+      };
+    },
   });
 }
 

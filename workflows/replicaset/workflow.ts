@@ -62,6 +62,9 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
   const deletedByUs = new Set<string>();
   let needObserve = true;
   let ownerGone = false;
+  /** the last write decided and the one under way, for the `state` query */
+  let lastDecision: string | undefined;
+  let inFlight: string | undefined;
 
   function relevant(p: PodSummary): boolean {
     const ref = p.ownerReferences.find((r) => r.controller);
@@ -129,7 +132,9 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
       for (const [i, size] of batches.entries()) {
         const names = Array.from({ length: size }, () => podName(current.name, current.uid, nextSeq++));
         const reason = `scale up ${have}->${current.replicas}: slow-start batch ${i + 1} of ${batches.length}`;
+        lastDecision = inFlight = `createPods: ${reason}`;
         const r = await io.createPods({ owner: current, names, reason });
+        inFlight = undefined;
         for (const p of r.created) pods.set(p.uid, p);
         if (r.failed.length) {
           manageError = { kind: 'create', message: r.failed[0].message };
@@ -137,8 +142,10 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
         }
       }
     } else if (plan.action === 'delete') {
-      const reason = `scale down ${filterActivePods(active).length}->${current.replicas}: ${plan.pods.length} chosen by upstream's deletion order`;
+      const reason = `scale down ${filterActivePods(active).length}->${current.replicas}: ${plan.pods.length} chosen by upstream's deletion order (${rankSummary(plan.pods)})`;
+      lastDecision = inFlight = `deletePods: ${reason}`;
       const r = await io.deletePods({ owner: current, pods: plan.pods.map(ref), reason });
+      inFlight = undefined;
       for (const u of r.deleted) {
         pods.delete(u);
         deletedByUs.add(u);
@@ -160,7 +167,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
         return { requeueAfterMs: 0 };
       }
     }
-    if (manageError) return { failed: true };
+    if (manageError) return { failed: true, error: `${manageError.kind === 'create' ? 'createPods' : 'deletePods'}: ${manageError.message}` };
     if (needObserve) return { requeueAfterMs: 0 };
     const wait = nextAvailabilityCheck(current, activeNow, now, status);
     return wait !== undefined ? { requeueAfterMs: wait } : {};
@@ -187,7 +194,31 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     },
     reconcile,
     continueAsNewArgs: () => [{ ...input, uid, nextSeq } satisfies ReplicaOwnerWorkflowInput],
+    describe: () => {
+      const active = owner ? classifyPods(owner, [...pods.values()]).activeOwned : [];
+      return {
+        uid: owner?.uid ?? uid,
+        desiredReplicas: owner?.replicas,
+        activePods: active.length,
+        readyPods: active.filter((p) => p.ready).length,
+        statusReplicas: owner?.status.replicas,
+        statusReadyReplicas: owner?.status.readyReplicas,
+        lastDecision,
+        inFlight,
+        nextPodSequence: nextSeq,
+      };
+    },
   });
+}
+
+/** The chosen pods by the first criteria of the deletion order: "1 unscheduled, 2 not ready, 1 ready". */
+function rankSummary(chosen: PodSummary[]): string {
+  const counts = new Map<string, number>();
+  for (const p of chosen) {
+    const k = !p.nodeName ? 'unscheduled' : p.phase === 'Pending' ? 'pending' : !p.ready ? 'not ready' : 'ready';
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return ['unscheduled', 'pending', 'not ready', 'ready'].filter((k) => counts.has(k)).map((k) => `${counts.get(k)} ${k}`).join(', ');
 }
 
 function ref(p: PodSummary) {

@@ -2,17 +2,54 @@ import {
   ContinueAsNew,
   condition,
   continueAsNew,
+  defineQuery,
   defineSignal,
   log,
   patched,
   proxySinks,
   setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { SA_LAST_ERROR } from '../search-attributes';
 import type { KcmSinks, ReconcileOutcome } from './sinks';
 
 /** Every per-object workflow receives informer events on this one signal name. */
 export const OBJECT_EVENT_SIGNAL = 'kcm.objectEvent';
+/** Stops reconciling one object (incident response); events are kept and applied on resume. */
+export const PAUSE_SIGNAL = 'kcm.pause';
+export const RESUME_SIGNAL = 'kcm.resume';
+/** What the workflow currently believes, for `temporal workflow query --type state` and the CLI. */
+export const STATE_QUERY = 'state';
+
+export interface PauseRequest {
+  /** why, in words, shown by the state query and the Web UI memo */
+  reason?: string;
+}
+
+/** A controller's own account of its object: desired against observed, small and JSON-plain. */
+export type ObjectView = Record<string, string | number | boolean | null | string[] | undefined>;
+
+export interface LoopState {
+  controller: string;
+  workflowId: string;
+  runId: string;
+  paused?: { since: string; reason?: string };
+  /** signals received but not yet folded in (all of them while paused) */
+  pendingSignals: number;
+  reconciles: number;
+  consecutiveFailures: number;
+  lastReconcile?: { at: string; outcome: ReconcileOutcome | 'finished'; durationMs: number };
+  lastError?: { at: string; message: string };
+  /** when the next reconcile happens if no event comes first (a requeue, backoff or resync timer) */
+  nextWakeAt?: string;
+  historyLength: number;
+  view?: ObjectView;
+}
+
+/** The error text kept in the LastError memo and KcmLastError search attribute. */
+const MAX_ERROR_LENGTH = 500;
 
 /** Knobs that tests turn down so timers and history limits are reached in seconds. */
 export interface LoopTuning {
@@ -37,6 +74,8 @@ export interface ReconcileResult {
   finished?: boolean;
   /** the reconcile could not finish its work; retry after a backoff */
   failed?: boolean;
+  /** with failed: what went wrong, in words (shown by the state query and the LastError memo) */
+  error?: string;
   /** reconcile again after this long even if nothing happens (e.g. minReadySeconds) */
   requeueAfterMs?: number;
 }
@@ -50,6 +89,8 @@ export interface ObjectLoop<Signal> {
   reconcile(): Promise<ReconcileResult>;
   /** the arguments of the next run when history grows long */
   continueAsNewArgs(): unknown[];
+  /** what the `state` query reports of the object (desired vs observed, pending work) */
+  describe?(): ObjectView;
 }
 
 export function backoffMs(tuning: LoopTuning, consecutiveFailures: number): number {
@@ -69,11 +110,69 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   setHandler(defineSignal<[Signal]>(OBJECT_EVENT_SIGNAL), (s) => {
     pending.push(s);
   });
+  let paused: { since: string; reason?: string } | undefined;
+  let pauseChanged = false;
+  setHandler(defineSignal<[PauseRequest?]>(PAUSE_SIGNAL), (req) => {
+    if (paused) return;
+    paused = { since: iso(Date.now()), ...(req?.reason ? { reason: req.reason } : {}) };
+    pauseChanged = true;
+  });
+  setHandler(defineSignal(RESUME_SIGNAL), () => {
+    if (!paused) return;
+    paused = undefined;
+    pauseChanged = true;
+  });
 
   let due = true; // the first reconcile runs at once
   let failures = 0;
   let waitMs = loop.tuning.resyncMs;
+  let reconciles = 0;
+  let lastReconcile: LoopState['lastReconcile'];
+  let lastError: LoopState['lastError'];
+  /** the error text last published as memo and search attribute */
+  let publishedError: string | undefined;
+  let nextWakeAt: number | undefined;
+
+  setHandler(defineQuery<LoopState>(STATE_QUERY), () => {
+    const info = workflowInfo();
+    return {
+      controller: loop.controller,
+      workflowId: info.workflowId,
+      runId: info.runId,
+      ...(paused ? { paused } : {}),
+      pendingSignals: pending.length,
+      reconciles,
+      consecutiveFailures: failures,
+      ...(lastReconcile ? { lastReconcile } : {}),
+      ...(lastError ? { lastError } : {}),
+      ...(nextWakeAt !== undefined && !paused ? { nextWakeAt: iso(nextWakeAt) } : {}),
+      historyLength: info.historyLength,
+      ...(loop.describe ? { view: loop.describe() } : {}),
+    };
+  });
+
+  // The memo and search attribute make a failing or paused object findable in the Web UI and by
+  // `temporal workflow list --query "KcmLastError IS NOT NULL"`. Histories recorded before this
+  // existed have no such commands, hence the patch.
+  const publishError = (message: string | undefined) => {
+    if (message === publishedError || !patched('last-error-published')) return;
+    publishedError = message;
+    upsertMemo({ LastError: message ?? null });
+    upsertSearchAttributes([{ key: SA_LAST_ERROR, value: message ?? null }]);
+  };
+
   for (;;) {
+    if (pauseChanged) {
+      pauseChanged = false;
+      // only a pause or resume signal gets here, so older histories never take this branch
+      upsertMemo({ Paused: paused ? `since ${paused.since}${paused.reason ? `: ${paused.reason}` : ''}` : null });
+      if (!paused) due = true; // catch up with everything that arrived meanwhile
+    }
+    if (paused) {
+      await condition(() => pauseChanged);
+      continue;
+    }
+
     const batch = pending.splice(0, pending.length);
     for (const s of batch) loop.apply(s);
     if (batch.length) kcm.signals(loop.controller, batch.length, Math.max(0, batch.length - 1));
@@ -82,6 +181,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       const started = Date.now();
       let outcome: ReconcileOutcome;
       let result: ReconcileResult;
+      let thrown: string | undefined;
       try {
         result = await loop.reconcile();
       } catch (err) {
@@ -91,8 +191,10 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         // An activity that exhausted its retries or was rejected: the object is left for a
         // backed-off retry; the workflow itself must not fail, or nothing would ever heal it.
         log.warn('reconcile failed', { error: String(err) });
+        thrown = errorText(err);
         result = { failed: true };
       }
+      reconciles++;
       if (result.finished) {
         kcm.reconciled(loop.controller, 'finished', Date.now() - started);
         return;
@@ -100,18 +202,53 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       failures = result.failed ? failures + 1 : 0;
       outcome = result.failed ? 'error' : result.requeueAfterMs !== undefined ? 'requeue' : 'success';
       kcm.reconciled(loop.controller, outcome, Date.now() - started);
+      lastReconcile = { at: iso(started), outcome, durationMs: Date.now() - started };
+      if (result.failed) {
+        const message = clip(thrown ?? result.error ?? `${loop.controller}: the reconcile could not finish its work`);
+        lastError = { at: iso(Date.now()), message };
+        publishError(message);
+      } else {
+        lastError = undefined;
+        if (publishedError !== undefined) publishError(undefined);
+      }
       waitMs = result.failed
         ? backoffMs(loop.tuning, failures)
         : Math.min(result.requeueAfterMs ?? loop.tuning.resyncMs, loop.tuning.resyncMs);
+      nextWakeAt = Date.now() + waitMs;
       due = false;
     }
 
     const info = workflowInfo();
-    if (pending.length === 0 && (info.continueAsNewSuggested || info.historyLength >= loop.tuning.maxHistoryEvents)) {
+    if (pending.length === 0 && !pauseChanged && (info.continueAsNewSuggested || info.historyLength >= loop.tuning.maxHistoryEvents)) {
       await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
     }
 
-    const signalled = await condition(() => pending.length > 0, waitMs);
+    const signalled = await condition(() => pending.length > 0 || pauseChanged, waitMs);
     if (!signalled) due = true;
+    else if (pauseChanged && paused) {
+      // the wait was cut short by a pause: on resume the object is reconciled anyway
+      due = true;
+    }
   }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** An activity failure's root cause reads best: "createPods: pods is forbidden: ..." */
+function errorText(err: unknown): string {
+  let e: unknown = err;
+  const parts: string[] = [];
+  for (let depth = 0; e && depth < 4; depth++) {
+    const x = e as { message?: string; activityType?: string; cause?: unknown };
+    if (x.activityType) parts.push(x.activityType);
+    if (!x.cause) parts.push(x.message ?? String(e));
+    e = x.cause;
+  }
+  return parts.join(': ');
+}
+
+function clip(text: string): string {
+  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
 }
