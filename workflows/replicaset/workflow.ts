@@ -133,7 +133,8 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
         const names = Array.from({ length: size }, () => podName(current.name, current.uid, nextSeq++));
         const reason = `scale up ${have}->${current.replicas}: slow-start batch ${i + 1} of ${batches.length}`;
         lastDecision = inFlight = `createPods: ${reason}`;
-        const r = await io.createPods({ owner: current, names, reason });
+        // reason first: the Web UI shows an activity's input top-down
+        const r = await io.createPods({ reason, owner: current, names });
         inFlight = undefined;
         for (const p of r.created) pods.set(p.uid, p);
         if (r.failed.length) {
@@ -144,7 +145,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     } else if (plan.action === 'delete') {
       const reason = `scale down ${filterActivePods(active).length}->${current.replicas}: ${plan.pods.length} chosen by upstream's deletion order (${rankSummary(plan.pods)})`;
       lastDecision = inFlight = `deletePods: ${reason}`;
-      const r = await io.deletePods({ owner: current, pods: plan.pods.map(ref), reason });
+      const r = await io.deletePods({ reason, owner: current, pods: plan.pods.map(ref) });
       inFlight = undefined;
       for (const u of r.deleted) {
         pods.delete(u);
