@@ -101,6 +101,9 @@ test('pause holds one object\'s writes while others go on; state shows it; resum
   expect(await livePods('held')).toBe(1);
   const s = await cli(['state', 'rs', `${ns}/held`]);
   expect(s.stdout).toContain('PAUSED');
+  // the Web UI's current details say so too (served by Temporal's built-in metadata query)
+  const meta = await client.workflow.getHandle(`replicaset/${ns}/held`).query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  expect(meta.currentDetails).toMatch(/Paused.*incident 42/);
   expect(s.stdout).toMatch(/[1-9]\d* events pending/);
 
   expect((await cli(['resume', 'rs', `${ns}/held`])).code).toBe(0);

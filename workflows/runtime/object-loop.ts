@@ -7,6 +7,7 @@ import {
   log,
   patched,
   proxySinks,
+  setCurrentDetails,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -161,6 +162,13 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     upsertSearchAttributes([{ key: SA_LAST_ERROR, value: message ?? null }]);
   };
 
+  // The Web UI shows these as the workflow's current details; a query serves them, so they cost no history events.
+  const refreshDetails = () => {
+    if (paused) setCurrentDetails(`**Paused** since ${paused.since}${paused.reason ? `: ${paused.reason}` : ''}. Events are kept and applied on resume.`);
+    else if (lastError) setCurrentDetails(`**Failing** (${failures} in a row) since ${lastError.at}: ${lastError.message}`);
+    else setCurrentDetails(lastReconcile ? `Reconciled ${lastReconcile.at} (${lastReconcile.outcome})${nextWakeAt !== undefined ? `; next look ${iso(nextWakeAt)}` : ''}` : '');
+  };
+
   for (;;) {
     if (pauseChanged) {
       pauseChanged = false;
@@ -168,6 +176,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       upsertMemo({ Paused: paused ? `since ${paused.since}${paused.reason ? `: ${paused.reason}` : ''}` : null });
       if (!paused) due = true; // catch up with everything that arrived meanwhile
     }
+    refreshDetails();
     if (paused) {
       await condition(() => pauseChanged);
       continue;
@@ -216,6 +225,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         : Math.min(result.requeueAfterMs ?? loop.tuning.resyncMs, loop.tuning.resyncMs);
       nextWakeAt = Date.now() + waitMs;
       due = false;
+      refreshDetails();
     }
 
     const info = workflowInfo();
