@@ -1,0 +1,67 @@
+import type { Mode } from '../scenarios/types';
+
+export interface BenchArgs {
+  mode: Mode;
+  scenarios: number[];
+  /** overrides every scenario's own repetition count */
+  reps?: number;
+  out: string;
+}
+
+export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scenarios 1,2,...] [--reps N] [--out docs/BENCHMARKS.md]
+
+  --quick          smaller sizes and fewer repetitions (under 10 minutes)
+  --smoke          the smallest sizes, one repetition, default setting; writes no docs
+  --scenarios L    which of 1..7 to run (default: all)
+                   1 scale-up  2 reaction  3 rollout  4 failover  5 restart catch-up  6 idle cost  7 ceiling
+  --reps N         repetitions of every scenario (default: full 3, 2 for 5 and 6; quick 2 for 1 and 7,
+                   else 1; smoke 1)
+  --out FILE       the docs file to write (default docs/BENCHMARKS.md)
+`;
+
+export class UsageError extends Error {}
+
+export function parseArgs(argv: string[]): BenchArgs {
+  const a: BenchArgs = { mode: 'full', scenarios: [1, 2, 3, 4, 5, 6, 7], out: 'docs/BENCHMARKS.md' };
+  let modeSet = false;
+  const value = (i: number, flag: string) => {
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value`);
+    return v;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].includes('=') ? [argv[i].slice(0, argv[i].indexOf('=')), argv[i].slice(argv[i].indexOf('=') + 1)] : [argv[i], undefined];
+    const take = () => (inline !== undefined ? inline : value(i++, flag));
+    switch (flag) {
+      case '--quick':
+      case '--smoke':
+        if (inline !== undefined) throw new UsageError(`${flag} takes no value`);
+        if (modeSet) throw new UsageError('give at most one of --quick and --smoke');
+        a.mode = flag === '--quick' ? 'quick' : 'smoke';
+        modeSet = true;
+        break;
+      case '--scenarios': {
+        const list = take().split(',').map((s) => s.trim()).filter(Boolean);
+        const ids = list.map(Number);
+        if (!ids.length || ids.some((n) => !Number.isInteger(n) || n < 1 || n > 7)) throw new UsageError(`--scenarios takes numbers 1..7, got ${list.join(',')}`);
+        a.scenarios = [...new Set(ids)].sort((x, y) => x - y);
+        break;
+      }
+      case '--reps': {
+        const n = Number(take());
+        if (!Number.isInteger(n) || n < 1 || n > 100) throw new UsageError('--reps takes a whole number 1..100');
+        a.reps = n;
+        break;
+      }
+      case '--out':
+        a.out = take();
+        break;
+      case '-h':
+      case '--help':
+        throw new UsageError('');
+      default:
+        throw new UsageError(`unknown argument ${argv[i]}`);
+    }
+  }
+  return a;
+}

@@ -1,0 +1,10 @@
+import { ceiling } from './ceiling';
+import { failover } from './failover';
+import { idle } from './idle';
+import { reaction } from './reaction';
+import { restart } from './restart';
+import { rollout } from './rollout';
+import { scaleUp } from './scale-up';
+import { Scenario } from './types';
+
+export const SCENARIOS: Scenario[] = [scaleUp, reaction, rollout, failover, restart, idle, ceiling];

@@ -1,0 +1,78 @@
+import { requestCounts } from '../lib/apiserver';
+import { ManagedProcess } from '../lib/managers';
+import { deploymentComplete, listDeployments, mergePatch, warmUp } from '../lib/workloads';
+import { sleep } from '../lib/util';
+import { createFleet, fleetNames, inParallel } from './fleet';
+import { Mode, RESOURCE_METRICS, Scenario, resourceSample } from './types';
+
+const size = (mode: Mode) => ({
+  full: { deployments: 200, replicas: 10, quietMs: 10_000 },
+  quick: { deployments: 20, replicas: 5, quietMs: 5_000 },
+  smoke: { deployments: 5, replicas: 2, quietMs: 3_000 },
+})[mode];
+
+export const restart: Scenario = {
+  id: 5,
+  slug: 'restart',
+  title: 'Restart catch-up',
+  method: (mode) => {
+    const s = size(mode);
+    return `${s.deployments} Deployments of ${s.replicas} replicas (${s.deployments * s.replicas} pods), complete; the manager stopped; ` +
+      'while it is down every Deployment gets a spec change that touches no pod (progressDeadlineSeconds, so a new ' +
+      'generation to observe) and loses one pod (so every ReplicaSet has work). Then the manager is started cold (ours: ' +
+      'same task queue, so its workflows are still there). Timed from the process start until every Deployment has ' +
+      `observed its generation and is complete, and the API server has seen no write to pods, ReplicaSets or ` +
+      `Deployments for ${s.quietMs / 1000} s (the time reported is that of the last such write). Controllers: deployment, replicaset.`;
+  },
+  // the setup alone writes thousands of objects; one setting keeps a full run within the hour
+  settings: () => ['default'],
+  reps: (mode) => ({ full: 2, quick: 1, smoke: 1 })[mode],
+  subjects: ['upstream', 'ours'],
+  metrics: [
+    { key: 'convergedMs', label: 'start -> every object reconciled', unit: 'ms' },
+    { key: 'quietMs', label: 'start -> last write (then quiet)', unit: 'ms' },
+    ...RESOURCE_METRICS,
+  ],
+  async run(ctx) {
+    const s = size(ctx.mode);
+    const { rest } = ctx.stack;
+    const controllers = ['replicaset', 'deployment'];
+    const first = await ctx.startManager({ controllers });
+    await warmUp(rest, ctx.ns);
+    await createFleet(rest, ctx.ns, s.deployments, s.replicas);
+    await first.kill('SIGTERM');
+
+    const names = fleetNames(s.deployments);
+    await inParallel(names, 10, (name) => mergePatch(rest, `/apis/apps/v1/namespaces/${ctx.ns}/deployments/${name}`, { spec: { progressDeadlineSeconds: 601 } }));
+    const pods = (await rest.request<{ items: Array<{ metadata: { name: string; labels?: Record<string, string> } }> }>('GET', `/api/v1/namespaces/${ctx.ns}/pods`)).body.items;
+    const onePerApp = new Map<string, string>();
+    for (const p of pods) {
+      const app = p.metadata.labels?.app;
+      if (app && !onePerApp.has(app)) onePerApp.set(app, p.metadata.name);
+    }
+    await inParallel([...onePerApp.values()], 10, (pod) => rest.request('DELETE', `/api/v1/namespaces/${ctx.ns}/pods/${pod}`, { body: { gracePeriodSeconds: 0 } }));
+
+    let current: ManagedProcess | undefined;
+    const window = await ctx.openWindow(() => (current ? [current] : []));
+    let writes = (await requestCounts(rest)).workloadWrites;
+    const t0 = Date.now();
+    current = await ctx.startManager({ controllers }, 1);
+    let lastWriteAt = t0;
+    let convergedAt: number | undefined;
+    const deadline = t0 + 300_000 + s.deployments * s.replicas * 500;
+    for (;;) {
+      await sleep(1000);
+      const now = Date.now();
+      const w = (await requestCounts(rest)).workloadWrites;
+      if (w !== writes) { writes = w; lastWriteAt = now; }
+      if (convergedAt === undefined) {
+        const ds = await listDeployments(rest, ctx.ns);
+        if (ds.length === s.deployments && ds.every((d) => deploymentComplete(d) && d.status?.observedGeneration === d.metadata.generation)) convergedAt = now;
+      }
+      if (convergedAt !== undefined && now - lastWriteAt >= s.quietMs) break;
+      if (now > deadline) throw new Error(`restart catch-up did not settle in time (converged: ${convergedAt !== undefined})`);
+    }
+    const use = await window.close();
+    return { convergedMs: convergedAt - t0, quietMs: lastWriteAt - t0, ...resourceSample(use) };
+  },
+};
