@@ -77,8 +77,7 @@ export class Window {
       seconds,
       cpuSeconds: m.cpuSeconds,
       peakRssMiB: m.peakRssMiB,
-      // minus our own /metrics scrape that opened the window
-      apiRequests: api1.total - this.api0.total - 1,
+      apiRequests: api1.total - this.api0.total,
       apiWrites: api1.writes - this.api0.writes,
       ...(s ? { temporalCpuSeconds: s.cpuSeconds, temporalPeakRssMiB: s.peakRssMiB } : {}),
       ...(history1 !== undefined && this.history0 !== undefined ? { historyEvents: history1 - this.history0 } : {}),

@@ -49,7 +49,7 @@ const fmt = (v: number, unit: MetricDef['unit']): string => {
   if (!Number.isFinite(v)) return '-';
   switch (unit) {
     case 'ms': return v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`;
-    case 's': return `${v.toFixed(1)} s`;
+    case 's': return `${v.toFixed(v < 10 ? 2 : 1)} s`;
     case 'MiB': return `${Math.round(v)} MiB`;
     case 'count': return String(Math.round(v));
     case '/min': return v >= 100 ? String(Math.round(v)) : v.toFixed(1);
@@ -73,7 +73,7 @@ function managerTable(s: Scenario, recs: RunRecord[]): string[] {
     const o = spreadOf(ours, m.key);
     if (!u.n && !o.n) continue;
     lines.push(`| ${m.label} | ${fmt(u.median, m.unit)} | ${fmt(u.min, m.unit)} | ${fmt(u.max, m.unit)} | ` +
-      `${fmt(o.median, m.unit)} | ${fmt(o.min, m.unit)} | ${fmt(o.max, m.unit)} | ${m.only ? '-' : ratio(o.median, u.median)} |`);
+      `${fmt(o.median, m.unit)} | ${fmt(o.min, m.unit)} | ${fmt(o.max, m.unit)} | ${m.only || m.noRatio ? '-' : ratio(o.median, u.median)} |`);
   }
   return lines;
 }

@@ -76,9 +76,9 @@ export async function cleanNamespace(rest: KubeRest, ns: string, timeoutMs = 120
   }
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const left = await rest.request<{ items: unknown[] }>('GET', `/api/v1/namespaces/${ns}/pods?limit=1`, {
+    const left = await rest.request<{ items: unknown[] | null }>('GET', `/api/v1/namespaces/${ns}/pods?limit=1`, {
       accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
-    }).then((r) => r.body.items.length, () => 1);
+    }).then((r) => (r.body.items ?? []).length, () => 1);
     if (!left) break;
     await sleep(500);
   }

@@ -29,7 +29,7 @@ export const idle: Scenario = {
     { key: 'cpuSeconds', label: 'manager CPU over the window', unit: 's' },
     { key: 'peakRssMiB', label: 'manager peak RSS', unit: 'MiB' },
     { key: 'apiPerMin', label: 'API requests per minute (all clients)', unit: '/min' },
-    { key: 'baselineApiPerMin', label: 'API requests per minute, no manager running', unit: '/min' },
+    { key: 'baselineApiPerMin', label: 'API requests per minute, no manager running', unit: '/min', noRatio: true },
     { key: 'temporalCpuSeconds', label: 'Temporal server CPU over the window', unit: 's', only: 'ours' },
     { key: 'temporalPeakRssMiB', label: 'Temporal server peak RSS', unit: 'MiB', only: 'ours' },
     { key: 'historyPerMin', label: 'Temporal history events per minute', unit: '/min', only: 'ours' },

@@ -36,6 +36,8 @@ export interface MetricDef {
   unit: 'ms' | 's' | 'MiB' | 'count' | '/min';
   /** which subjects report it (default: all) */
   only?: Subject;
+  /** a reference figure, not a cost of either manager: no ratio */
+  noRatio?: boolean;
 }
 
 export interface Scenario {
