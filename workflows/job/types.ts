@@ -3,6 +3,7 @@
  * and of its pods (never the pod template, which the pod-creating activity reads live), and the
  * informer event a Job's workflow receives.
  */
+import { mergePodDeltas } from '../common/pod-deltas';
 import type { LabelSelector, OwnerRef } from '../replicaset/types';
 import type {
   CompletionMode,
@@ -89,24 +90,11 @@ export interface JobEvent {
 
 /** Merge two events for one Job into one signal, `later` winning where they overlap. */
 export function mergeJobEvents(earlier: JobEvent, later: JobEvent): JobEvent {
-  const pods = new Map<string, JobPod>();
-  const deleted = new Set<string>(earlier.podsDeleted ?? []);
-  for (const p of earlier.pods ?? []) pods.set(p.uid, p);
-  for (const p of later.pods ?? []) {
-    pods.set(p.uid, p);
-    deleted.delete(p.uid);
-  }
-  for (const u of later.podsDeleted ?? []) {
-    pods.delete(u);
-    deleted.add(u);
-  }
-  const out: JobEvent = {};
+  const out: JobEvent = mergePodDeltas(earlier, later);
   const job = later.job ?? earlier.job;
   if (job) out.job = job;
   const gone = later.jobDeletedUid ?? earlier.jobDeletedUid;
   if (gone) out.jobDeletedUid = gone;
-  if (pods.size) out.pods = [...pods.values()];
-  if (deleted.size) out.podsDeleted = [...deleted];
   if (earlier.relist || later.relist) out.relist = true;
   return out;
 }
