@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { repoRoot } from '../starter/local/paths';
 import { USAGE, UsageError, parseArgs, BenchArgs } from './lib/args';
 import { SETTINGS, killAllStarted } from './lib/managers';
+import { readProfiles, renderProfiles } from './lib/profile';
 import { BenchResults, describeEnvironment, mergeIntoDoc, renderResults } from './lib/report';
 import { RunRecord, runOnce } from './lib/runner';
 import { BENCH_DATA_DIR, BenchStack, startBenchStack, stopBenchStack } from './lib/stack';
@@ -32,7 +33,7 @@ async function bench(args: BenchArgs, stack: BenchStack): Promise<BenchResults> 
           const order: Subject[] = rep % 2 ? [...s.subjects].reverse() : s.subjects;
           for (const subject of order) {
             log(`scenario ${s.id} (${s.slug}), ${subject}, ${name}, repetition ${rep + 1}`);
-            records.push(await runOnce(stack, temporal.client, s, subject, SETTINGS[name], args.mode, rep, log));
+            records.push(await runOnce(stack, temporal.client, s, subject, SETTINGS[name], args.mode, rep, log, args.profile && path.resolve(args.profile)));
           }
         }
       }
@@ -73,6 +74,16 @@ async function main(): Promise<number> {
     await stopBenchStack(stack, log);
   }
 
+  if (args.profile) {
+    const dir = path.resolve(args.profile);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+    const summary = renderProfiles(readProfiles(dir, repoRoot));
+    fs.writeFileSync(path.join(dir, 'summary.md'), summary + '\n');
+    process.stdout.write(summary + '\n');
+    log(`profiles and summary.md in ${dir}; took ${Math.round((Date.now() - t0) / 1000)} s`);
+    return results.records.some((r) => r.error) ? 1 : 0;
+  }
   const rawRel = path.join('bench', 'results', `${args.mode}.json`);
   fs.mkdirSync(path.join(repoRoot, 'bench', 'results'), { recursive: true });
   fs.writeFileSync(path.join(repoRoot, rawRel), JSON.stringify(results, null, 2) + '\n');

@@ -6,6 +6,8 @@ export interface BenchArgs {
   /** overrides every scenario's own repetition count */
   reps?: number;
   out: string;
+  /** write V8 CPU profiles of our manager processes here (and leave docs/BENCHMARKS.md alone) */
+  profile?: string;
 }
 
 export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scenarios 1,2,...] [--reps N] [--out docs/BENCHMARKS.md]
@@ -17,6 +19,8 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
   --reps N         repetitions of every scenario (default: full 3, 2 for 5 and 6; quick 2 for 1 and 7,
                    else 1; smoke 1)
   --out FILE       the docs file to write (default docs/BENCHMARKS.md)
+  --profile DIR    run our managers under node --cpu-prof, write the profiles and a summary of where
+                   their CPU went into DIR; the docs file is not written (profiling slows the run)
 `;
 
 export class UsageError extends Error {}
@@ -55,6 +59,9 @@ export function parseArgs(argv: string[]): BenchArgs {
       }
       case '--out':
         a.out = take();
+        break;
+      case '--profile':
+        a.profile = take();
         break;
       case '-h':
       case '--help':

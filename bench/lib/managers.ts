@@ -34,6 +34,8 @@ export interface ManagerOptions {
   taskQueue?: string;
   /** a label for log file names */
   tag: string;
+  /** ours: run under node --cpu-prof, writing into a directory of this one named after the process */
+  cpuProfileDir?: string;
 }
 
 /** One controller-manager process we started, and only ever signal by its own pid. */
@@ -113,7 +115,10 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
   if (!o.taskQueue) throw new Error('ours needs a task queue');
   const port = await ports.take('bench temporal-kcm');
   const { fd, file } = openLog(stack, `ours-${o.tag}-${index}`);
+  // worker threads (the workflow sandbox) get their own profile files next to the main thread's
+  const profiling = o.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(o.cpuProfileDir, `${o.tag}-${index}`)] : [];
   const child = spawn(process.execPath, [
+    ...profiling,
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
     '--kubeconfig', stack.kubeconfigPath,
     '--temporal-address', stack.temporalAddress,

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Sample, Scenario, ScenarioContext, Subject, Mode } from '../scenarios/types';
 import { ManagedProcess, Setting, startManager } from './managers';
@@ -25,6 +26,7 @@ export interface RunRecord {
  */
 export async function runOnce(
   stack: BenchStack, temporal: Client, scenario: Scenario, subject: Subject, setting: Setting, mode: Mode, rep: number, log: Log,
+  cpuProfileDir?: string,
 ): Promise<RunRecord> {
   const startedAt = new Date().toISOString();
   const ns = await freshNamespace(stack.rest, `${scenario.slug}-${subject === 'upstream' ? 'up' : subject}`);
@@ -37,6 +39,7 @@ export async function runOnce(
       if (subject === 'client') throw new Error('the plain-client scenario starts no manager');
       const p = await startManager(stack, {
         impl: subject, controllers: o.controllers, setting, leaderElect: o.leaderElect, taskQueue: o.taskQueue ?? taskQueue, tag: `${scenario.slug}-${rep}`,
+        cpuProfileDir: cpuProfileDir && path.join(cpuProfileDir, `${scenario.slug}-${setting.name}`),
       }, index);
       started.push(p);
       return p;
