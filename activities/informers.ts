@@ -91,7 +91,7 @@ export function createInformerActivities(deps: InformerDeps) {
         const st: ReflectorStats = { lists: 0, watches: 0, events: 0, lastEventAt: 0 };
         stats.set(path, st);
         const fanOut: Handler = {
-          relisted: (objs) => hs.forEach((h) => h.relisted(objs)),
+          relisted: (objs, rv) => hs.forEach((h) => h.relisted(objs, rv)),
           event: (type, obj) => {
             deps.onWatchEvent?.(resourceOf(path), type);
             hs.forEach((h) => h.event(type, obj));

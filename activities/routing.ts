@@ -6,7 +6,10 @@ import type { ReplicaOwnerEvent } from '../workflows/replicaset/workflow';
  * watch events between two flushes costs one signal, and therefore at most one reconcile.
  */
 export function mergeReplicaOwnerEvents(earlier: ReplicaOwnerEvent, later: ReplicaOwnerEvent): ReplicaOwnerEvent {
-  const out: ReplicaOwnerEvent = mergePodDeltas(earlier, later);
+  // a later snapshot already holds what earlier pod deltas said; deltas after a snapshot stay, applied on top of it
+  const out: ReplicaOwnerEvent = later.snapshot ? mergePodDeltas({}, later) : mergePodDeltas(earlier, later);
+  const snapshot = later.snapshot ?? earlier.snapshot;
+  if (snapshot) out.snapshot = snapshot;
   const owner = later.owner ?? earlier.owner;
   if (owner) out.owner = owner;
   const gone = later.ownerDeletedUid ?? earlier.ownerDeletedUid;

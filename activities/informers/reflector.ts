@@ -6,7 +6,8 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 /** What a reflector feeds: the full set after every (re)list, then each watch event. */
 export interface Handler {
-  relisted(objects: KubeObject[]): void;
+  /** `resourceVersion` is the list's: the cache is complete up to it */
+  relisted(objects: KubeObject[], resourceVersion?: string): void;
   event(type: WatchEventType, obj: KubeObject): void;
 }
 
@@ -47,7 +48,7 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
         rv = page.body.metadata.resourceVersion;
         cont = page.body.metadata.continue ?? '';
       } while (cont);
-      h.relisted(items);
+      h.relisted(items, rv);
       stats.lists++;
       failures = 0;
     } catch (e) {

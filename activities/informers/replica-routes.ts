@@ -1,3 +1,4 @@
+import { newerVersion } from '../../workflows/common/resource-version';
 import { selectorMatches } from '../../workflows/common/selector';
 import type { ReplicaOwnerEvent, ReplicaOwnerWorkflowInput } from '../../workflows/replicaset/workflow';
 import type { PodSummary, ReplicaOwner, ReplicaOwnerKind } from '../../workflows/replicaset/types';
@@ -5,6 +6,7 @@ import { controllerRef, podSummary, replicaOwner } from '../kube/projections';
 import { mergeReplicaOwnerEvents } from '../routing';
 import type { Handler } from './reflector';
 import type { InformerInput, RouteFamily } from './family';
+import { SetIndex } from './set-index';
 import type { Signaller } from './signaller';
 
 interface OwnerResource {
@@ -19,6 +21,16 @@ const OWNER_RESOURCES: OwnerResource[] = [
 ];
 
 export const PODS_PATH = '/api/v1/pods';
+
+/**
+ * Above this many pods an owner is sent `relist` and reads them itself: a snapshot rides in the
+ * signal and so in the workflow's history, where a few hundred summaries (~0.4 KiB each) are
+ * fine and thousands are not.
+ */
+export const SNAPSHOT_MAX_PODS = 500;
+
+/** The later of two resourceVersions; '' until one is known. */
+const laterVersion = (a: string, b: string | undefined): string => (b && (!a || newerVersion(b, a)) ? b : a);
 
 /** Pod summaries carry only what owners decide on, so equal summaries (but for the version) mean nothing changed for them. */
 function sameForOwners(a: PodSummary, b: PodSummary): boolean {
@@ -36,6 +48,29 @@ export function replicaRoutes(input: InformerInput, signaller: Signaller): Route
 
   const owners = new Map<string, { res: OwnerResource; owner: ReplicaOwner }>();
   const pods = new Map<string, PodSummary>();
+  // pods by controller UID and orphans by namespace: a snapshot looks only at what could be the owner's
+  const byController = new SetIndex<string, string>();
+  const orphansByNs = new SetIndex<string, string>();
+  /** the pod cache holds a full list (and everything watched since) */
+  let podsListed = false;
+  /** the newest pod resourceVersion the cache has taken in */
+  let podsVersion = '';
+
+  const indexPod = (p: PodSummary, add: boolean) => {
+    const ref = controllerRef(p.ownerReferences);
+    if (ref) (add ? byController.add(ref.uid, p.uid) : byController.delete(ref.uid, p.uid));
+    else (add ? orphansByNs.add(p.namespace, p.uid) : orphansByNs.delete(p.namespace, p.uid));
+  };
+  const putPod = (p: PodSummary) => {
+    const before = pods.get(p.uid);
+    if (before) indexPod(before, false);
+    pods.set(p.uid, p);
+    indexPod(p, true);
+  };
+  const dropPod = (p: PodSummary) => {
+    pods.delete(p.uid);
+    indexPod(p, false);
+  };
 
   const queue = (res: OwnerResource, who: { namespace: string; name: string; uid: string }, event: ReplicaOwnerEvent) => {
     const args: ReplicaOwnerWorkflowInput = {
@@ -44,6 +79,22 @@ export function replicaRoutes(input: InformerInput, signaller: Signaller): Route
     };
     signaller.queue({ controller: res.controller, workflowType: 'replicaOwnerWorkflow', kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid, args },
       event, mergeReplicaOwnerEvents);
+  };
+
+  /**
+   * What a new or relisted owner is sent: its pods from the synced cache, so its workflow need not
+   * list the namespace; before the pods are listed (or for a very large owner), `relist` instead.
+   */
+  const fullEvent = (owner: ReplicaOwner): ReplicaOwnerEvent => {
+    if (!podsListed || !podsVersion) return { owner, relist: true };
+    const mine: PodSummary[] = [];
+    for (const u of byController.get(owner.uid)) mine.push(pods.get(u)!);
+    for (const u of orphansByNs.get(owner.namespace)) {
+      const p = pods.get(u)!;
+      if (selectorMatches(owner.selector, p.labels)) mine.push(p);
+    }
+    if (mine.length > SNAPSHOT_MAX_PODS) return { owner, relist: true };
+    return { owner, snapshot: { ownerUid: owner.uid, pods: mine, resourceVersion: podsVersion } };
   };
 
   const ownersForPod = (p: PodSummary): Array<{ res: OwnerResource; owner: ReplicaOwner }> => {
@@ -70,7 +121,8 @@ export function replicaRoutes(input: InformerInput, signaller: Signaller): Route
         const owner = replicaOwner(res.kind, obj);
         seen.add(owner.uid);
         owners.set(owner.uid, { res, owner });
-        queue(res, owner, { owner, relist: true });
+        // at start-up the pods' first list finishing sends these, with their snapshots
+        if (podsListed) queue(res, owner, fullEvent(owner));
       }
       for (const [uid, o] of owners) {
         if (o.res === res && !seen.has(uid)) {
@@ -85,37 +137,46 @@ export function replicaRoutes(input: InformerInput, signaller: Signaller): Route
         owners.delete(owner.uid);
         queue(res, owner, { ownerDeletedUid: owner.uid });
       } else {
+        const known = owners.has(owner.uid);
         owners.set(owner.uid, { res, owner });
-        queue(res, owner, { owner });
+        queue(res, owner, known || !podsListed ? { owner } : fullEvent(owner));
       }
     },
   });
 
   const podHandler: Handler = {
-    relisted(objects) {
+    relisted(objects, resourceVersion) {
       const seen = new Set<string>();
       for (const obj of objects) {
         const p = podSummary(obj);
         seen.add(p.uid);
         const before = pods.get(p.uid);
-        pods.set(p.uid, p);
-        if (before && before.resourceVersion !== p.resourceVersion) routePod(before, p);
+        putPod(p);
+        // after a watch gap, what changed or appeared meanwhile reaches its owners as events would have
+        if (podsListed && before?.resourceVersion !== p.resourceVersion) routePod(before, p);
       }
-      for (const [uid, p] of pods) {
+      for (const [uid, p] of [...pods]) {
         if (!seen.has(uid)) {
-          pods.delete(uid);
+          dropPod(p);
           routePod(p, undefined);
         }
+      }
+      podsVersion = laterVersion(podsVersion, resourceVersion);
+      if (!podsListed) {
+        podsListed = true;
+        // the owners listed so far waited for this list: each now gets its pods in one signal
+        for (const { res, owner } of owners.values()) queue(res, owner, fullEvent(owner));
       }
     },
     event(type, obj) {
       const p = podSummary(obj);
+      podsVersion = laterVersion(podsVersion, p.resourceVersion);
       const before = pods.get(p.uid);
       if (type === 'DELETED') {
-        pods.delete(p.uid);
+        dropPod(before ?? p);
         routePod(before ?? p, undefined);
       } else {
-        pods.set(p.uid, p);
+        putPod(p);
         routePod(before, p);
       }
     },

@@ -1,5 +1,6 @@
 import { parseRequestCounts } from '../../bench/lib/apiserver';
 import { UsageError, parseArgs } from '../../bench/lib/args';
+import { CpuProfile, bucketOf, summarizeProfile } from '../../bench/lib/profile';
 import { mergeIntoDoc } from '../../bench/lib/report';
 import { median, percentile, spread } from '../../bench/lib/stats';
 
@@ -9,9 +10,10 @@ describe('bench args', () => {
   });
   test('reads every flag, in both spellings', () => {
     expect(parseArgs(['--quick', '--scenarios', '7,1,1', '--reps=4', '--out', 'x.md'])).toEqual({ mode: 'quick', scenarios: [1, 7], reps: 4, out: 'x.md' });
+    expect(parseArgs(['--profile', '/tmp/p', '--scenarios=5']).profile).toBe('/tmp/p');
   });
   test.each([
-    [['--fast']], [['--scenarios', '8']], [['--scenarios']], [['--reps', '0']], [['--quick', '--smoke']], [['--smoke=1']],
+    [['--profile']], [['--fast']], [['--scenarios', '8']], [['--scenarios']], [['--reps', '0']], [['--quick', '--smoke']], [['--smoke=1']],
   ])('refuses %j', (argv) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
   });
@@ -52,4 +54,49 @@ test('the docs keep hand-written sections and replace old results', () => {
   expect(doc).not.toContain('older run');
   expect(doc).not.toContain('old intro');
   expect(doc.indexOf('new tables')).toBeLessThan(doc.indexOf('## Failover'));
+});
+
+describe('cpu profile summary', () => {
+  const root = '/repo';
+  const frame = (id: number, functionName: string, url: string, children: number[] = []) =>
+    ({ id, callFrame: { functionName, url, lineNumber: 9 }, children });
+
+  test('buckets frames by package, V8 pseudo-frames by name', () => {
+    expect(bucketOf({ functionName: 'f', url: 'file:///repo/dist/workers/manager.js' }, root)).toBe('our code');
+    expect(bucketOf({ functionName: 'f', url: 'file:///repo/node_modules/@temporalio/worker/lib/worker.js' }, root)).toBe('Temporal SDK');
+    expect(bucketOf({ functionName: 'f', url: '/repo/node_modules/webpack/lib/Compiler.js' }, root)).toBe('workflow bundling');
+    expect(bucketOf({ functionName: 'f', url: '/repo/node_modules/protobufjs/src/reader.js' }, root)).toBe('protobuf/gRPC');
+    expect(bucketOf({ functionName: 'f', url: '/repo/node_modules/@kubernetes/client-node/dist/config.js' }, root)).toBe('Kubernetes client');
+    expect(bucketOf({ functionName: 'f', url: 'evalmachine.<anonymous>' }, root)).toBe('workflow sandbox');
+    expect(bucketOf({ functionName: 'runInContext', url: 'node:vm' }, root)).toBe('workflow vm entry');
+    expect(bucketOf({ functionName: 'f', url: 'node:internal/modules/cjs/loader' }, root)).toBe('module loading');
+    expect(bucketOf({ functionName: 'f', url: 'node:_http_client' }, root)).toBe('HTTP/TLS/streams (node)');
+    expect(bucketOf({ functionName: '(garbage collector)', url: '' }, root)).toBe('garbage collection');
+    expect(bucketOf({ functionName: '(idle)', url: '' }, root)).toBe('idle');
+  });
+
+  test('self time per bucket, builtins charged to their caller, inclusive time of our frames', () => {
+    // root -> ours(2) -> temporal(3) -> JSON.parse builtin(4); root -> idle(5)
+    const p: CpuProfile = {
+      nodes: [
+        frame(1, '(root)', '', [2, 5]),
+        frame(2, 'reconcile', 'file:///repo/dist/workflows/x.js', [3]),
+        frame(3, 'decode', 'file:///repo/node_modules/@temporalio/common/lib/c.js', [4]),
+        frame(4, 'parse', ''),
+        frame(5, '(idle)', ''),
+      ],
+      // the delta at i+1 is the length of sample i
+      samples: [2, 3, 4, 4, 5, 2],
+      timeDeltas: [0, 1000, 2000, 3000, 4000, 5000],
+      startTime: 0,
+      endTime: 15000,
+    };
+    const s = summarizeProfile(p, root);
+    expect(s.idleMs).toBe(5);
+    // reconcile 1 ms, decode 2 ms, parse 3+4 ms; the last sample has no successor and counts nothing
+    expect(s.busyMs).toBe(10);
+    expect(s.byBucket).toEqual({ 'our code': 1, 'Temporal SDK': 9 });
+    expect(s.topSelf[0]).toMatchObject({ fn: 'parse', bucket: 'Temporal SDK', ms: 7 });
+    expect(s.topOwnInclusive).toEqual([{ fn: 'reconcile', where: 'dist/workflows/x.js:10', ms: 10 }]);
+  });
 });

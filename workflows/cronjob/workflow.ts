@@ -18,6 +18,7 @@ import {
   withoutActive,
 } from './logic';
 import type { ChildJob, CronJobEvent, CronJobEventRecord, CronJobStatusView, CronJobView, UnconfirmedStart } from './types';
+import { newerVersion } from '../common/resource-version';
 
 export interface CronJobWorkflowInput {
   namespace: string;
@@ -122,7 +123,7 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
         needObserve = true;
         return { requeueAfterMs: 0 };
       }
-      if (!newer(cronJob.resourceVersion, latest.resourceVersion)) cronJob = latest;
+      if (!newerVersion(cronJob.resourceVersion, latest.resourceVersion)) cronJob = latest;
     }
 
     let cj: CronJobView = cronJob;
@@ -220,7 +221,7 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
         if (uid && e.cronJob.uid !== uid) {
           needObserve = true; // the reconcile will see the new UID and hand over to a new run
           otherChange = true;
-        } else if (!cronJob || !newer(cronJob.resourceVersion, e.cronJob.resourceVersion)) {
+        } else if (!cronJob || !newerVersion(cronJob.resourceVersion, e.cronJob.resourceVersion)) {
           if (cronJob && (cronJob.schedule !== e.cronJob.schedule || cronJob.timeZone !== e.cronJob.timeZone)) scheduleChanged = true;
           else if (cronJob?.resourceVersion !== e.cronJob.resourceVersion) otherChange = true;
           cronJob = e.cronJob;
@@ -228,7 +229,7 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
       }
       for (const j of e.jobs ?? []) {
         const known = jobs.get(j.uid);
-        if (known && newer(known.resourceVersion, j.resourceVersion)) continue;
+        if (known && newerVersion(known.resourceVersion, j.resourceVersion)) continue;
         jobs.set(j.uid, j);
         otherChange = true;
       }
@@ -251,13 +252,4 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
       jobsKnown: jobs.size,
     }),
   });
-}
-
-/**
- * True when resourceVersion `a` is newer than `b`. Resource versions are opaque to clients in
- * general, but etcd-backed ones are increasing integers, which is what lets us drop stale events.
- */
-function newer(a: string, b: string): boolean {
-  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
-  return BigInt(a) > BigInt(b);
 }

@@ -19,6 +19,7 @@ import {
   type ManageOutcome,
 } from './logic';
 import type { JobEvent, JobPod, JobView } from './types';
+import { newerVersion } from '../common/resource-version';
 
 export interface JobWorkflowInput {
   namespace: string;
@@ -71,7 +72,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
       released.delete(p.uid);
     }
     const known = pods.get(p.uid);
-    if (known && newer(known.resourceVersion, p.resourceVersion)) return;
+    if (known && newerVersion(known.resourceVersion, p.resourceVersion)) return;
     const ref = p.ownerReferences.find((r) => r.controller);
     if (ref && ref.uid === ownerUid()) {
       pods.set(p.uid, p);
@@ -248,7 +249,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
       if (e.job) {
         if (uid && e.job.uid !== uid) {
           needObserve = true; // the reconcile will see the new UID and hand over to a new run
-        } else if (!job || !newer(job.resourceVersion, e.job.resourceVersion)) {
+        } else if (!job || !newerVersion(job.resourceVersion, e.job.resourceVersion)) {
           job = e.job;
         }
       }
@@ -280,13 +281,4 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
       };
     },
   });
-}
-
-/**
- * True when resourceVersion `a` is newer than `b`. Resource versions are opaque to clients in
- * general, but etcd-backed ones are increasing integers, which is what lets us drop stale events.
- */
-function newer(a: string, b: string): boolean {
-  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
-  return BigInt(a) > BigInt(b);
 }

@@ -14,6 +14,7 @@ import {
   statusEqual,
 } from './logic';
 import type { ManageError, PodSummary, ReplicaOwner, ReplicaOwnerKind } from './types';
+import { newerVersion } from '../common/resource-version';
 
 /** What the informer router sends one owner's workflow; several events for one key arrive merged. */
 export interface ReplicaOwnerEvent {
@@ -27,6 +28,24 @@ export interface ReplicaOwnerEvent {
   podsDeleted?: string[];
   /** the watch relisted (start, failover, 410 Gone): events may have been missed, re-read everything */
   relist?: boolean;
+  /**
+   * Every pod relevant to `owner` in the router's synced cache (sent with a new or relisted owner
+   * instead of `relist`): the workflow takes it as an observation and skips its own API read.
+   */
+  snapshot?: PodSnapshot;
+}
+
+/** The pods an owner controls or could adopt, as the informer's cache held them. */
+export interface PodSnapshot {
+  /** the owner the pods were gathered for */
+  ownerUid: string;
+  pods: PodSummary[];
+  /**
+   * The newest resourceVersion the cache had taken in: a pod the workflow knows at this version or
+   * older that is missing here is gone; one it knows at a newer version (its own fresh create) is
+   * newer than the cache and stays.
+   */
+  resourceVersion: string;
 }
 
 export interface ReplicaOwnerWorkflowInput {
@@ -74,9 +93,17 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
   function upsertPod(p: PodSummary): void {
     if (deletedByUs.has(p.uid) && !p.deletionTimestamp) return;
     const known = pods.get(p.uid);
-    if (known && newer(known.resourceVersion, p.resourceVersion)) return;
+    if (known && newerVersion(known.resourceVersion, p.resourceVersion)) return;
     if (relevant(p)) pods.set(p.uid, p);
     else pods.delete(p.uid);
+  }
+
+  /** A cache snapshot taken as an observation of the pods. */
+  function applySnapshot(s: PodSnapshot): void {
+    const listed = new Set(s.pods.map((p) => p.uid));
+    for (const [u, p] of [...pods]) if (!listed.has(u) && !newerVersion(p.resourceVersion, s.resourceVersion)) pods.delete(u);
+    for (const d of [...deletedByUs]) if (!listed.has(d)) deletedByUs.delete(d);
+    for (const p of s.pods) upsertPod(p);
   }
 
   function newUid(next: string): Promise<never> {
@@ -180,12 +207,19 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     apply(e) {
       if (e.relist) needObserve = true;
       if (e.ownerDeletedUid && e.ownerDeletedUid === (owner?.uid ?? uid)) ownerGone = true;
+      let sameOwner = false;
       if (e.owner) {
         if (uid && e.owner.uid !== uid) {
           needObserve = true; // the reconcile will see the new UID and hand over to a new run
-        } else if (!owner || !newer(owner.resourceVersion, e.owner.resourceVersion)) {
-          owner = e.owner;
+        } else {
+          sameOwner = true;
+          if (!owner || !newerVersion(owner.resourceVersion, e.owner.resourceVersion)) owner = e.owner;
         }
+      }
+      // a snapshot always travels with its owner; pod deltas in the same signal are later than it
+      if (e.snapshot && sameOwner && e.snapshot.ownerUid === e.owner?.uid) {
+        applySnapshot(e.snapshot);
+        if (!e.relist && !ownerGone) needObserve = false;
       }
       for (const p of e.pods ?? []) upsertPod(p);
       for (const u of e.podsDeleted ?? []) {
@@ -224,13 +258,4 @@ function rankSummary(chosen: PodSummary[]): string {
 
 function ref(p: PodSummary) {
   return { name: p.name, uid: p.uid, resourceVersion: p.resourceVersion };
-}
-
-/**
- * True when resourceVersion `a` is newer than `b`. Resource versions are opaque to clients in
- * general, but etcd-backed ones are increasing integers, which is what lets us drop stale events.
- */
-function newer(a: string, b: string): boolean {
-  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
-  return BigInt(a) > BigInt(b);
 }
