@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { KubeRest } from './kube/rest';
 import type { InformerInput, RouteFamily } from './informers/family';
-import { Handler, METADATA_ONLY, ReflectorStats, reflect, sleep } from './informers/reflector';
+import { Handler, METADATA_ONLY, ReflectorStats, reflect } from './informers/reflector';
 import { gcRoutes } from './informers/gc-routes';
 import { deploymentRoutes } from './informers/deployment-routes';
 import { replicaRoutes } from './informers/replica-routes';
@@ -34,7 +34,7 @@ export interface InformerDeps {
   rootCa?: string;
 }
 
-/** The flush period is the price of coalescing: events for one key within it become one signal. */
+/** The longest the pump sleeps; a quiet object's event wakes it at once (see Signaller.idle). */
 const FLUSH_PERIOD_MS = 100;
 const STATS_PERIOD_MS = 30_000;
 /** upstream's collector re-reads discovery every 30 s */
@@ -137,7 +137,7 @@ export function createInformerActivities(deps: InformerDeps) {
             void discover();
           }
           if (signaller.size) await signaller.flush();
-          await sleep(FLUSH_PERIOD_MS, signal);
+          await signaller.idle(FLUSH_PERIOD_MS, signal);
         }
       })();
       // reflectors only return when aborted; with no controller enabled there are none to wait for

@@ -28,6 +28,7 @@ import { SA_CONTROLLER, SA_KIND, SA_NAME, SA_NAMESPACE } from '../workflows/sear
 import { KubeRest } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { createReplicaActivities } from '../activities/replicaset';
+import { WORKFLOWS_ENTRY, freshPrebuiltBundle } from './workflow-bundle';
 import { configureInformersSignal, informerWorkflowId, InformerWorkflowInput } from '../workflows/informer';
 import type { KcmSinks } from '../workflows/runtime/sinks';
 import type { RunOptions } from '../starter/run-options';
@@ -216,11 +217,13 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
 
   // concurrent-*-syncs bound how many objects reconcile at once; +1 for the informer activity
   const syncs = controllers.reduce((n, c) => n + (c in opts.concurrentSyncs ? opts.concurrentSyncs[c as ConcurrentSyncsController] : FIXED_SYNCS[c] ?? 1), 0);
+  const prebuilt = freshPrebuiltBundle();
+  if (!prebuilt) logger.info('no fresh prebuilt workflow bundle (npm run build writes one); bundling the workflows now');
   const worker = await Worker.create({
     connection: nativeConnection,
     namespace: opts.temporalNamespace,
     taskQueue: opts.taskQueue,
-    workflowsPath: require.resolve('../workflows'),
+    ...(prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath: WORKFLOWS_ENTRY }),
     activities,
     sinks,
     identity: instance,

@@ -37,6 +37,7 @@ export const HOT_KEY_INTERVAL_MS = 500;
 export class Signaller {
   private pending = new Map<string, Pending>();
   private lastSent = new Map<string, number>();
+  private wake?: () => void;
   sent = 0;
   errors = 0;
 
@@ -56,6 +57,35 @@ export class Signaller {
     const prev = this.pending.get(id);
     const m = merge as (a: unknown, b: unknown) => unknown;
     this.pending.set(id, { target, event: prev ? m(prev.event, event) : event, merge: m });
+    const sentAt = this.lastSent.get(id);
+    if (this.wake && (sentAt === undefined || Date.now() - sentAt >= HOT_KEY_INTERVAL_MS)) {
+      const wake = this.wake;
+      this.wake = undefined;
+      wake();
+    }
+  }
+
+  /**
+   * Waits up to `ms`, or less when a key that may go out now is queued: a quiet object's event is
+   * sent within a tick instead of at the next period. The tick lets a watch chunk's other events
+   * join the same flush; hot keys still wait out their interval, so storms stay coalesced.
+   */
+  idle(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      let finished = false;
+      const wake = () => setImmediate(done);
+      const done = () => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        if (this.wake === wake) this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+      this.wake = wake;
+    });
   }
 
   async flush(concurrency = 32): Promise<void> {

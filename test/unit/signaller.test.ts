@@ -1,0 +1,48 @@
+import type { Client } from '@temporalio/client';
+import pino from 'pino';
+import { Signaller } from '../../activities/informers/signaller';
+
+const target = (name: string) => ({ controller: 'replicaset', workflowType: 'replicaOwnerWorkflow', kind: 'ReplicaSet', namespace: 'ns', name, uid: `u-${name}`, args: {} });
+const keepLater = <E>(_a: E, b: E) => b;
+
+function signaller() {
+  const sent: string[] = [];
+  const client = { workflow: { signalWithStart: async (_t: string, o: { workflowId: string }) => { sent.push(o.workflowId); } } } as unknown as Client;
+  return { s: new Signaller(client, 'q', pino({ level: 'silent' })), sent };
+}
+
+const timed = async (p: Promise<void>) => {
+  const t0 = Date.now();
+  await p;
+  return Date.now() - t0;
+};
+
+describe('signaller wake-ups', () => {
+  test('a quiet key queued while the pump idles wakes it within a tick', async () => {
+    const { s } = signaller();
+    const idle = s.idle(5_000);
+    s.queue(target('a'), {}, keepLater);
+    expect(await timed(idle)).toBeLessThan(1_000);
+  });
+
+  test('a key signalled within the hot-key interval does not wake it', async () => {
+    const { s, sent } = signaller();
+    s.queue(target('a'), {}, keepLater);
+    await s.flush();
+    expect(sent).toEqual(['replicaset/ns/a']);
+    const idle = s.idle(300);
+    s.queue(target('a'), { again: true }, keepLater);
+    expect(await timed(idle)).toBeGreaterThanOrEqual(250);
+    await s.flush(); // still hot: held back, merged with whatever comes next
+    expect(sent).toHaveLength(1);
+    expect(s.size).toBe(1);
+  });
+
+  test('an abort ends the wait', async () => {
+    const { s } = signaller();
+    const ac = new AbortController();
+    const idle = s.idle(5_000, ac.signal);
+    ac.abort();
+    expect(await timed(idle)).toBeLessThan(1_000);
+  });
+});
