@@ -1,21 +1,22 @@
 import { probe } from '../../starter/local/http-probe';
 
-/** Sum of every sample of one Prometheus metric in a text exposition. */
-export function sumMetric(text: string, name: string): number {
+/** Sum of every sample of one Prometheus metric in a text exposition (those with `label` only, if given). */
+export function sumMetric(text: string, name: string, label?: string): number {
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue;
     const m = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
-    if (m && m[1] === name) sum += Number(m[3]);
+    if (m && m[1] === name && (!label || (m[2] ?? '').includes(label))) sum += Number(m[3]);
   }
   return sum;
 }
 
-/** Counters of our manager that split its cost: API calls, signals through Temporal, reconciles. */
+/** Counters of our manager that split its cost: API calls (and the reads among them), signals through Temporal, reconciles. */
 export const OUR_COUNTERS = {
-  ourApiCalls: 'kcm_api_requests_total',
-  signalsSent: 'kcm_signals_sent_total',
-  reconciles: 'kcm_reconciles_total',
+  ourApiCalls: ['kcm_api_requests_total'],
+  ourApiReads: ['kcm_api_requests_total', 'verb="GET"'],
+  signalsSent: ['kcm_signals_sent_total'],
+  reconciles: ['kcm_reconciles_total'],
 } as const;
 
 export type OurCounters = Record<keyof typeof OUR_COUNTERS, number>;
@@ -25,6 +26,6 @@ export async function ourCounters(port: number): Promise<OurCounters | undefined
   const r = await probe(`http://127.0.0.1:${port}/metrics`);
   if (r.status !== 200) return undefined;
   const out = {} as OurCounters;
-  for (const [k, name] of Object.entries(OUR_COUNTERS) as Array<[keyof OurCounters, string]>) out[k] = sumMetric(r.body, name);
+  for (const [k, [name, label]] of Object.entries(OUR_COUNTERS) as Array<[keyof OurCounters, readonly [string, string?]]>) out[k] = sumMetric(r.body, name, label);
   return out;
 }

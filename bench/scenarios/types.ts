@@ -65,6 +65,7 @@ export const RESOURCE_METRICS: MetricDef[] = [
   { key: 'signalsSent', label: 'signals sent to workflows', unit: 'count', only: 'ours' },
   { key: 'reconciles', label: 'reconciles', unit: 'count', only: 'ours' },
   { key: 'ourApiCalls', label: 'API calls by temporal-kcm (its own counter)', unit: 'count', only: 'ours' },
+  { key: 'ourApiReads', label: '... of which reads (GET, LIST, WATCH)', unit: 'count', only: 'ours' },
 ];
 
 export function resourceSample(u: ResourceUse): Sample {

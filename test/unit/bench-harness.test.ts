@@ -1,6 +1,7 @@
 import { parseRequestCounts } from '../../bench/lib/apiserver';
 import { UsageError, parseArgs } from '../../bench/lib/args';
 import { CpuProfile, bucketOf, summarizeProfile } from '../../bench/lib/profile';
+import { sumMetric } from '../../bench/lib/prom';
 import { mergeIntoDoc } from '../../bench/lib/report';
 import { median, percentile, spread } from '../../bench/lib/stats';
 
@@ -99,4 +100,15 @@ describe('cpu profile summary', () => {
     expect(s.topSelf[0]).toMatchObject({ fn: 'parse', bucket: 'Temporal SDK', ms: 7 });
     expect(s.topOwnInclusive).toEqual([{ fn: 'reconcile', where: 'dist/workflows/x.js:10', ms: 10 }]);
   });
+});
+
+test('our counters: a metric summed over its samples, or over those with one label value', () => {
+  const text = [
+    'kcm_api_requests_total{verb="GET",resource="pods",code="200"} 7',
+    'kcm_api_requests_total{verb="POST",resource="pods",code="201"} 3',
+    'kcm_api_requests_total{verb="GET",resource="deployments",code="200"} 2',
+    'kcm_api_requests_total_created 99',
+  ].join('\n');
+  expect(sumMetric(text, 'kcm_api_requests_total')).toBe(12);
+  expect(sumMetric(text, 'kcm_api_requests_total', 'verb="GET"')).toBe(9);
 });
