@@ -14,6 +14,7 @@ interface DeploymentEntry {
   namespace: string;
   name: string;
   uid: string;
+  generation: number;
   selector: LabelSelector;
   recreate: boolean;
 }
@@ -39,6 +40,7 @@ function deploymentEntry(o: KubeObject): DeploymentEntry {
     namespace: o.metadata?.namespace ?? '',
     name: o.metadata?.name ?? '',
     uid: o.metadata?.uid ?? '',
+    generation: o.metadata?.generation ?? 0,
     selector: spec.selector ?? {},
     recreate: spec.strategy?.type === 'Recreate',
   };
@@ -55,10 +57,10 @@ export function deploymentRoutes(input: InformerInput, signaller: Signaller): Ro
   const deployments = new Map<string, DeploymentEntry>();
   const replicaSets = new Map<string, ReplicaSetEntry>();
 
-  const queue = (d: Pick<DeploymentEntry, 'namespace' | 'name' | 'uid'>, event: DeploymentEvent) => {
+  const queue = (d: Pick<DeploymentEntry, 'namespace' | 'name' | 'uid'>, event: DeploymentEvent, urgent = false) => {
     const args: DeploymentWorkflowInput = { namespace: d.namespace, name: d.name, uid: d.uid, tuning: input.tuning };
     signaller.queue({ controller: 'deployment', workflowType: 'deploymentWorkflow', kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, args },
-      event, mergeDeploymentEvents);
+      event, mergeDeploymentEvents, urgent);
   };
 
   const ownersOf = (rs: ReplicaSetEntry): DeploymentEntry[] => {
@@ -97,8 +99,10 @@ export function deploymentRoutes(input: InformerInput, signaller: Signaller): Ro
         deployments.delete(d.uid);
         queue(d, { deletedUid: d.uid });
       } else {
+        const before = deployments.get(d.uid);
         deployments.set(d.uid, d);
-        queue(d, { changed: true });
+        // a spec change (a new generation) is acted on at once; our own status writes are routine
+        queue(d, { changed: true }, before?.generation !== d.generation);
       }
     },
   };

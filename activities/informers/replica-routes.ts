@@ -1,5 +1,6 @@
 import { newerVersion } from '../../workflows/common/resource-version';
 import { selectorMatches } from '../../workflows/common/selector';
+import { isPodActive } from '../../workflows/replicaset/logic';
 import type { ReplicaOwnerEvent, ReplicaOwnerWorkflowInput } from '../../workflows/replicaset/workflow';
 import type { PodSummary, ReplicaOwner, ReplicaOwnerKind } from '../../workflows/replicaset/types';
 import { controllerRef, podSummary, replicaOwner } from '../kube/projections';
@@ -72,13 +73,13 @@ export function replicaRoutes(input: InformerInput, signaller: Signaller): Route
     indexPod(p, false);
   };
 
-  const queue = (res: OwnerResource, who: { namespace: string; name: string; uid: string }, event: ReplicaOwnerEvent) => {
+  const queue = (res: OwnerResource, who: { namespace: string; name: string; uid: string }, event: ReplicaOwnerEvent, urgent = false) => {
     const args: ReplicaOwnerWorkflowInput = {
       controller: res.controller, kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid,
       tuning: input.tuning, burstReplicas: input.burstReplicas,
     };
     signaller.queue({ controller: res.controller, workflowType: 'replicaOwnerWorkflow', kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid, args },
-      event, mergeReplicaOwnerEvents);
+      event, mergeReplicaOwnerEvents, urgent);
   };
 
   /**
@@ -111,7 +112,9 @@ export function replicaRoutes(input: InformerInput, signaller: Signaller): Route
     if (before && after && sameForOwners(before, after)) return;
     const targets = new Map<string, { res: OwnerResource; owner: ReplicaOwner }>();
     for (const p of [before, after]) if (p) for (const o of ownersForPod(p)) targets.set(o.owner.uid, o);
-    for (const o of targets.values()) queue(o.res, o.owner, after ? { pods: [after] } : { podsDeleted: [before!.uid] });
+    // a pod leaving the active set means a replacement to create: that goes out without the hot-key wait
+    const urgent = (!before || isPodActive(before)) && (!after || !isPodActive(after));
+    for (const o of targets.values()) queue(o.res, o.owner, after ? { pods: [after] } : { podsDeleted: [before!.uid] }, urgent);
   };
 
   const ownerHandler = (res: OwnerResource): Handler => ({
@@ -137,9 +140,10 @@ export function replicaRoutes(input: InformerInput, signaller: Signaller): Route
         owners.delete(owner.uid);
         queue(res, owner, { ownerDeletedUid: owner.uid });
       } else {
-        const known = owners.has(owner.uid);
+        const known = owners.get(owner.uid);
         owners.set(owner.uid, { res, owner });
-        queue(res, owner, known || !podsListed ? { owner } : fullEvent(owner));
+        // a spec change (a new generation) is acted on at once; our own status writes are routine
+        queue(res, owner, known || !podsListed ? { owner } : fullEvent(owner), known?.owner.generation !== owner.generation);
       }
     },
   });

@@ -21,6 +21,8 @@ interface Pending {
   target: Target;
   event: unknown;
   merge: (earlier: unknown, later: unknown) => unknown;
+  /** something in it needs action (a pod gone, a spec changed), not just a status to record */
+  urgent: boolean;
 }
 
 /**
@@ -33,6 +35,14 @@ interface Pending {
  * updates) costs at most a couple of signals a second, each carrying everything merged so far.
  */
 export const HOT_KEY_INTERVAL_MS = 500;
+
+/**
+ * An urgent event (one the workflow must act on: a pod gone, a spec changed) waits only this long
+ * after its key's last signal. Upstream's workqueue takes a key again as soon as the last sync
+ * ends, so a pod deleted right after a status flurry is replaced at once there; holding it for the
+ * hot-key interval would add up to half a second to that replacement.
+ */
+export const URGENT_INTERVAL_MS = 50;
 
 export class Signaller {
   private pending = new Map<string, Pending>();
@@ -52,13 +62,13 @@ export class Signaller {
     return this.pending.size;
   }
 
-  queue<E>(target: Target, event: E, merge: (earlier: E, later: E) => E): void {
+  queue<E>(target: Target, event: E, merge: (earlier: E, later: E) => E, urgent = false): void {
     const id = target.workflowId ?? `${target.controller}/${target.namespace}/${target.name}`;
     const prev = this.pending.get(id);
     const m = merge as (a: unknown, b: unknown) => unknown;
-    this.pending.set(id, { target, event: prev ? m(prev.event, event) : event, merge: m });
-    const sentAt = this.lastSent.get(id);
-    if (this.wake && (sentAt === undefined || Date.now() - sentAt >= HOT_KEY_INTERVAL_MS)) {
+    const item: Pending = { target, event: prev ? m(prev.event, event) : event, merge: m, urgent: urgent || !!prev?.urgent };
+    this.pending.set(id, item);
+    if (this.wake && this.due(id, item, Date.now())) {
       const wake = this.wake;
       this.wake = undefined;
       wake();
@@ -66,9 +76,10 @@ export class Signaller {
   }
 
   /**
-   * Waits up to `ms`, or less when a key that may go out now is queued: a quiet object's event is
-   * sent within a tick instead of at the next period. The tick lets a watch chunk's other events
-   * join the same flush; hot keys still wait out their interval, so storms stay coalesced.
+   * Waits up to `ms`, or less when a key that may go out now is queued: a quiet object's event (or
+   * an urgent one past its short interval) is sent within a tick instead of at the next period. The
+   * tick lets a watch chunk's other events join the same flush; hot keys still wait out their
+   * interval, so storms of status changes stay coalesced.
    */
   idle(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
@@ -88,10 +99,16 @@ export class Signaller {
     });
   }
 
+  /** May this key's pending signal go out now? */
+  private due(id: string, item: Pending, now: number): boolean {
+    const sentAt = this.lastSent.get(id);
+    return sentAt === undefined || now - sentAt >= (item.urgent ? URGENT_INTERVAL_MS : HOT_KEY_INTERVAL_MS);
+  }
+
   async flush(concurrency = 32): Promise<void> {
     const now = Date.now();
     for (const [id, at] of this.lastSent) if (now - at >= HOT_KEY_INTERVAL_MS) this.lastSent.delete(id);
-    const batch = [...this.pending.entries()].filter(([id]) => !this.lastSent.has(id));
+    const batch = [...this.pending.entries()].filter(([id, item]) => this.due(id, item, now));
     for (const [id] of batch) {
       this.pending.delete(id);
       this.lastSent.set(id, now);
@@ -130,7 +147,7 @@ export class Signaller {
       this.errors++;
       this.logger.warn({ controller: t.controller, key: `${t.namespace}/${t.name}`, err: String(e) }, 'signal failed; will retry');
       const prev = this.pending.get(workflowId);
-      this.pending.set(workflowId, { ...item, event: prev ? item.merge(item.event, prev.event) : item.event });
+      this.pending.set(workflowId, { ...item, event: prev ? item.merge(item.event, prev.event) : item.event, urgent: item.urgent || !!prev?.urgent });
     }
   }
 }

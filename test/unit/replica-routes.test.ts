@@ -8,8 +8,10 @@ const RS = '/apis/apps/v1/replicasets';
 const PODS = '/api/v1/pods';
 
 function harness() {
-  const sent: Array<{ id: string; event: ReplicaOwnerEvent }> = [];
-  const signaller = { queue: (t: Target, event: ReplicaOwnerEvent) => sent.push({ id: `${t.namespace}/${t.name}`, event }) } as unknown as Signaller;
+  const sent: Array<{ id: string; event: ReplicaOwnerEvent; urgent: boolean }> = [];
+  const signaller = {
+    queue: (t: Target, event: ReplicaOwnerEvent, _m: unknown, urgent = false) => sent.push({ id: `${t.namespace}/${t.name}`, event, urgent }),
+  } as unknown as Signaller;
   const family = replicaRoutes({ controllers: ['replicaset'] }, signaller)!;
   return { sent, h: (p: string) => family.handlers.get(p)! };
 }
@@ -84,6 +86,25 @@ describe('replica routes: owners get their pods from the synced cache', () => {
     const merged = sent.map((s) => s.event).reduce(mergeReplicaOwnerEvents);
     expect(merged.pods?.map((p) => p.name).sort()).toEqual(['fresh', 'keep']);
     expect(merged.podsDeleted).toEqual(['p-gone']);
+  });
+});
+
+describe('replica routes: what needs action skips the hot-key wait', () => {
+  test('a pod that leaves the active set and a new generation are urgent; status changes are not', () => {
+    const { sent, h } = harness();
+    h(PODS).relisted([pod('w1', { app: 'web' }, { owner: 'web' }), pod('w2', { app: 'web' }, { owner: 'web' })], '3');
+    h(RS).relisted([rs('web', 'web')], '4');
+    sent.length = 0;
+    const w1 = pod('w1', { app: 'web' }, { owner: 'web', rv: '5' });
+    (w1.status as { conditions?: unknown[] }).conditions = [{ type: 'Ready', status: 'True' }];
+    h(PODS).event('MODIFIED', w1);
+    h(PODS).event('DELETED', pod('w2', { app: 'web' }, { owner: 'web', rv: '6' }));
+    const failed = pod('w1', { app: 'web' }, { owner: 'web', rv: '7' });
+    (failed.status as { phase: string }).phase = 'Failed';
+    h(PODS).event('MODIFIED', failed);
+    h(RS).event('MODIFIED', { ...rs('web', 'web', 'a', '8'), status: { replicas: 1 } } as KubeObject);
+    h(RS).event('MODIFIED', { ...rs('web', 'web', 'a', '9'), metadata: { ...rs('web', 'web').metadata, resourceVersion: '9', generation: 2 } } as KubeObject);
+    expect(sent.map((s) => s.urgent)).toEqual([false, true, true, false, true]);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
-import { Signaller } from '../../activities/informers/signaller';
+import { HOT_KEY_INTERVAL_MS, Signaller, URGENT_INTERVAL_MS } from '../../activities/informers/signaller';
 
 const target = (name: string) => ({ controller: 'replicaset', workflowType: 'replicaOwnerWorkflow', kind: 'ReplicaSet', namespace: 'ns', name, uid: `u-${name}`, args: {} });
 const keepLater = <E>(_a: E, b: E) => b;
@@ -36,6 +36,25 @@ describe('signaller wake-ups', () => {
     await s.flush(); // still hot: held back, merged with whatever comes next
     expect(sent).toHaveLength(1);
     expect(s.size).toBe(1);
+  });
+
+  test('an urgent event waits only the short interval after its key was signalled', async () => {
+    const { s, sent } = signaller();
+    s.queue(target('a'), {}, keepLater);
+    await s.flush();
+    s.queue(target('a'), { routine: true }, keepLater);
+    s.queue(target('a'), { podGone: true }, keepLater, true);
+    await new Promise((r) => setTimeout(r, URGENT_INTERVAL_MS + 10));
+    const idle = s.idle(5_000);
+    s.queue(target('a'), { more: true }, keepLater); // merged into the urgent one: it stays urgent
+    expect(await timed(idle)).toBeLessThan(1_000);
+    await s.flush();
+    expect(sent).toEqual(['replicaset/ns/a', 'replicaset/ns/a']);
+    // and the next routine one is held for the full hot-key interval again
+    s.queue(target('a'), { routine: true }, keepLater);
+    await s.flush();
+    expect(sent).toHaveLength(2);
+    expect(HOT_KEY_INTERVAL_MS).toBeGreaterThan(URGENT_INTERVAL_MS);
   });
 
   test('an abort ends the wait', async () => {
