@@ -6,7 +6,7 @@ import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
 import type { KubeObject } from '../../activities/kube/projections';
-import { deploymentView } from '../../activities/kube/deployment-projections';
+import { deploymentView } from '../../activities/deployment/projections';
 import { podTemplateHash } from '../../workflows/deployment/logic';
 
 /** The deployment controller judged the way users judge it: through kubectl. */

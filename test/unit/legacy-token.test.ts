@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Logger } from 'pino';
 import { ApiError, type KubeRest, type RequestOptions } from '../../activities/kube/rest';
-import { createTokenActivities, rootCaSha256, tokenControllerConfigError } from '../../activities/serviceaccount-token';
+import { createTokenActivities, rootCaSha256, tokenControllerConfigError } from '../../activities/serviceaccount-token/activities';
 import {
   LEGACY_ISSUER,
   keyIdOf,

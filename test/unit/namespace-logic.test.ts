@@ -25,7 +25,7 @@ import type {
   NamespacedDiscovery,
   NamespacedResource,
 } from '../../workflows/namespace/types';
-import { type AggregatedList, namespacedFromAggregatedDiscovery } from '../../activities/namespace';
+import { type AggregatedList, namespacedFromAggregatedDiscovery } from '../../activities/namespace/activities';
 
 // ---------------------------------------------------------------------------------------------
 // fixtures

@@ -1,4 +1,4 @@
-import { podGcNodeView, podGcPodView } from '../../activities/podgc';
+import { podGcNodeView, podGcPodView } from '../../activities/podgc/activities';
 import {
   advanceQuarantine,
   compareForGc,

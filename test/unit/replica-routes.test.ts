@@ -1,7 +1,7 @@
-import { SNAPSHOT_MAX_PODS, replicaRoutes } from '../../activities/informers/replica-routes';
+import { SNAPSHOT_MAX_PODS, replicaRoutes } from '../../activities/replicaset/routes';
 import type { Signaller, Target } from '../../activities/informers/signaller';
 import type { KubeObject } from '../../activities/kube/projections';
-import { mergeReplicaOwnerEvents } from '../../activities/routing';
+import { mergeReplicaOwnerEvents } from '../../activities/replicaset/merge';
 import type { ReplicaOwnerEvent } from '../../workflows/replicaset/workflow';
 
 const RS = '/apis/apps/v1/replicasets';

@@ -1,4 +1,4 @@
-import { mergeReplicaOwnerEvents } from '../../activities/routing';
+import { mergeReplicaOwnerEvents } from '../../activities/replicaset/merge';
 import { podSummary, replicaOwner } from '../../activities/kube/projections';
 import type { PodSummary } from '../../workflows/replicaset/types';
 

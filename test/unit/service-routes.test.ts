@@ -1,5 +1,5 @@
 import type { Signaller, Target } from '../../activities/informers/signaller';
-import { serviceRoutes } from '../../activities/informers/service-routes';
+import { serviceRoutes } from '../../activities/service-endpoints/routes';
 import type { KubeObject } from '../../activities/kube/projections';
 import { mergeServicePodsEvents } from '../../workflows/service-endpoints/state';
 import type { ServicePodsEvent } from '../../workflows/service-endpoints/types';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { SERVICE_ACCOUNTS_PATH, TOKEN_SECRETS_PATH, tokenRoutes } from '../../activities/informers/token-routes';
+import { SERVICE_ACCOUNTS_PATH, TOKEN_SECRETS_PATH, tokenRoutes } from '../../activities/serviceaccount-token/routes';
 import type { Signaller, Target } from '../../activities/informers/signaller';
 import type { KubeObject } from '../../activities/kube/projections';
 import { belongsTo, caCurrentFor, decideTokenSecret, neededFill, needsFill, secretNeedsSync } from '../../workflows/serviceaccount-token/logic';

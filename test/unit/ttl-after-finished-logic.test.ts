@@ -1,4 +1,4 @@
-import { jobTtlView } from '../../activities/ttl-after-finished';
+import { jobTtlView } from '../../activities/ttl-after-finished/activities';
 import { decideTtl, JobTtlView, needsCleanup, sameForTtl, timeLeft, wantsTtlWorkflow } from '../../workflows/ttl-after-finished/logic';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { AggregationActivities } from '../../activities/clusterrole-aggregation';
+import type { AggregationActivities } from '../../activities/clusterrole-aggregation/activities';
 import type { LabelSelector } from '../replicaset/types';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { ClusterRoleView, PolicyRule, aggregateRules, sameRules } from './logic';

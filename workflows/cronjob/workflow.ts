@@ -1,5 +1,5 @@
 import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
-import type { CronJobActivities, CronJobTarget } from '../../activities/cronjob';
+import type { CronJobActivities, CronJobTarget } from '../../activities/cronjob/activities';
 import { SA_UID } from '../search-attributes';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import {

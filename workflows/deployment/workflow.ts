@@ -1,5 +1,5 @@
 import { proxyActivities, upsertSearchAttributes, continueAsNew } from '@temporalio/workflow';
-import type { DeploymentActivities } from '../../activities/deployment';
+import type { DeploymentActivities } from '../../activities/deployment/activities';
 import { selectorMatches } from '../common/selector';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { SA_UID } from '../search-attributes';

@@ -1,5 +1,5 @@
 import { proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { EndpointsActivities } from '../../activities/endpoints';
+import type { EndpointsActivities } from '../../activities/endpoints/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { SA_UID } from '../search-attributes';
 import { ServicePods } from '../service-endpoints/state';

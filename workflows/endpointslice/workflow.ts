@@ -1,5 +1,5 @@
 import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
-import type { EndpointSliceActivities } from '../../activities/endpointslice';
+import type { EndpointSliceActivities } from '../../activities/endpointslice/activities';
 import { SA_UID } from '../search-attributes';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { ServicePods } from '../service-endpoints/state';

@@ -1,5 +1,5 @@
 import { log, proxyActivities } from '@temporalio/workflow';
-import type { MirroringActivities } from '../../activities/endpointslicemirroring';
+import type { MirroringActivities } from '../../activities/endpointslicemirroring/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { planMirroring } from './logic';
 import { DEFAULT_MAX_ENDPOINTS_PER_SUBSET, MIRRORING_CONTROLLER, MirroringEvent, MirroringWorkflowInput } from './types';

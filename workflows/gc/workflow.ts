@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { GcActivities } from '../../activities/gc';
+import type { GcActivities } from '../../activities/gc/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { decideForegroundOwner, decideOrphanOwner, isDeletingDependents, isOrphaningDependents, planDependent } from './logic';
 import type { GcAction, ObjectRef } from './types';

@@ -1,5 +1,5 @@
 import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
-import type { JobActivities, JobRef } from '../../activities/job';
+import type { JobActivities, JobRef } from '../../activities/job/activities';
 import { selectorError, selectorMatches } from '../common/selector';
 import { podName, slowStartBatches } from '../replicaset/logic';
 import { SA_UID } from '../search-attributes';

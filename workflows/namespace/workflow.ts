@@ -1,5 +1,5 @@
 import { continueAsNew, log, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { NamespaceActivities } from '../../activities/namespace';
+import type { NamespaceActivities } from '../../activities/namespace/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { SA_UID } from '../search-attributes';
 import {

@@ -1,5 +1,5 @@
 import { ActivityFailure, log, proxyActivities } from '@temporalio/workflow';
-import type { DeletePodsRequest, PodGcActivities } from '../../activities/podgc';
+import type { DeletePodsRequest, PodGcActivities } from '../../activities/podgc/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { Quarantine, advanceQuarantine, chunk, dueNodes } from './logic';
 import {

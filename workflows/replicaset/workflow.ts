@@ -1,5 +1,5 @@
 import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
-import type { ReplicaActivities } from '../../activities/replicaset';
+import type { ReplicaActivities } from '../../activities/replicaset/activities';
 import { SA_UID } from '../search-attributes';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import {

@@ -1,5 +1,5 @@
 import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
-import type { ResourceQuotaActivities } from '../../activities/resourcequota';
+import type { ResourceQuotaActivities } from '../../activities/resourcequota/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { SA_UID } from '../search-attributes';
 import { planQuotaStatus } from './logic';

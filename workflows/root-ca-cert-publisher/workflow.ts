@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { RootCaActivities } from '../../activities/root-ca-cert-publisher';
+import type { RootCaActivities } from '../../activities/root-ca-cert-publisher/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { RootCaConfigMapView, rootCaWriteNeeded } from './logic';
 

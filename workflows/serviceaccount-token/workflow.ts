@@ -1,5 +1,5 @@
 import { continueAsNew, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { TokenActivities } from '../../activities/serviceaccount-token';
+import type { TokenActivities } from '../../activities/serviceaccount-token/activities';
 import { SA_UID } from '../search-attributes';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { decideTokenSecret } from './logic';

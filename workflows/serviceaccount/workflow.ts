@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { ServiceAccountActivities } from '../../activities/serviceaccount';
+import type { ServiceAccountActivities } from '../../activities/serviceaccount/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { missingServiceAccounts } from './logic';
 

@@ -1,5 +1,5 @@
 import { continueAsNew, log, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { TtlAfterFinishedActivities } from '../../activities/ttl-after-finished';
+import type { TtlAfterFinishedActivities } from '../../activities/ttl-after-finished/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { SA_UID } from '../search-attributes';
 import { CONTROLLER, JobTtlView, TtlDecision, decideTtl } from './logic';

@@ -1,5 +1,5 @@
 import { condition, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { ReplicaActivities } from '../../../activities/replicaset';
+import type { ReplicaActivities } from '../../../activities/replicaset/activities';
 import { replicaOwnerWorkflow as current, ReplicaOwnerWorkflowInput } from '../../../workflows/replicaset/workflow';
 
 /**

@@ -1,0 +1,282 @@
+import { Context } from '@temporalio/activity';
+import type { Logger } from 'pino';
+import { podFromTemplate } from '../../workflows/replicaset/logic';
+import { selectorMatches } from '../../workflows/common/selector';
+import type { OwnerRef, PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '../../workflows/replicaset/types';
+import { EventTarget, RecordEvent } from '../kube/events';
+import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
+import { KubeObject, controllerRef, podSummary, replicaOwner } from '../kube/projections';
+import { readByName, updateGuarded, withoutEmpty } from '../kube/update';
+import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
+import { ApiError, KubeRest } from '../kube/rest';
+
+export interface OwnerKey {
+  kind: ReplicaOwnerKind;
+  namespace: string;
+  name: string;
+}
+
+export interface Observation {
+  /** absent when the object no longer exists */
+  owner?: ReplicaOwner;
+  /** pods it controls, plus orphans its selector matches (adoption candidates) */
+  pods: PodSummary[];
+}
+
+export interface PodRef {
+  name: string;
+  uid: string;
+  resourceVersion?: string;
+}
+
+export interface PodWriteFailure {
+  name: string;
+  status: number;
+  reason: string;
+  message: string;
+}
+
+export interface CreatePodsRequest {
+  owner: ReplicaOwner;
+  names: string[];
+  /** why, in words, for whoever reads the history */
+  reason: string;
+}
+
+export interface CreatePodsResult {
+  created: PodSummary[];
+  failed: PodWriteFailure[];
+}
+
+export interface DeletePodsRequest {
+  owner: ReplicaOwner;
+  pods: PodRef[];
+  reason: string;
+}
+
+export interface DeletePodsResult {
+  deleted: string[];
+  failed: PodWriteFailure[];
+}
+
+export interface OwnershipRequest {
+  owner: ReplicaOwner;
+  pods: PodRef[];
+  reason: string;
+}
+
+export interface OwnershipResult {
+  /** pods as they are after the patch */
+  updated: PodSummary[];
+  /** names left alone: gone, changed meanwhile (re-observe), or the owner is being deleted */
+  skipped: string[];
+}
+
+export interface StatusUpdateRequest {
+  owner: ReplicaOwner;
+  status: ReplicaStatus;
+}
+
+export type StatusUpdateResult = { updated: true; resourceVersion: string } | { updated: false; reason: 'Conflict' | 'NotFound' };
+
+/** Each kind's controller calls the API (and records events) with its own client. */
+export interface ReplicaActivityDeps {
+  clientFor(kind: ReplicaOwnerKind): { rest: KubeRest; recordEvent: RecordEvent };
+  logger: Logger;
+}
+
+const CONTROLLER_OF: Record<ReplicaOwnerKind, string> = {
+  ReplicaSet: 'replicaset-controller',
+  ReplicationController: 'replication-controller',
+};
+
+export function ownerPath(kind: ReplicaOwnerKind, namespace: string, name?: string): string {
+  const base = kind === 'ReplicaSet' ? `/apis/apps/v1/namespaces/${namespace}/replicasets` : `/api/v1/namespaces/${namespace}/replicationcontrollers`;
+  return name ? `${base}/${encodeURIComponent(name)}` : base;
+}
+
+const podPath = (ns: string, name?: string) => `/api/v1/namespaces/${ns}/pods${name ? `/${encodeURIComponent(name)}` : ''}`;
+
+function target(owner: ReplicaOwner): EventTarget {
+  return { apiVersion: owner.apiVersion, kind: owner.kind, namespace: owner.namespace, name: owner.name, uid: owner.uid, resourceVersion: owner.resourceVersion };
+}
+
+function failure(name: string, e: unknown): PodWriteFailure {
+  if (e instanceof ApiError) return { name, status: e.status, reason: e.reason, message: e.serverMessage };
+  return { name, status: 0, reason: 'Unknown', message: String(e) };
+}
+
+/**
+ * One write per pod, in parallel. A rejection is that pod's own failure, reported back (and as a
+ * Warning Event); a transient error fails the whole batch so Temporal retries it, which is safe
+ * because every write here is idempotent.
+ */
+async function perPod<T>(items: T[], nameOf: (t: T) => string, write: (t: T) => Promise<void>, onRejected: (f: PodWriteFailure) => Promise<void>): Promise<PodWriteFailure[]> {
+  const failed: PodWriteFailure[] = [];
+  let transient: ApiError | undefined;
+  await Promise.all(
+    items.map(async (t) => {
+      try {
+        await write(t);
+      } catch (e) {
+        if (e instanceof ApiError && e.transient) {
+          transient = e;
+          return;
+        }
+        const f = failure(nameOf(t), e);
+        failed.push(f);
+        await onRejected(f);
+      } finally {
+        heartbeat();
+      }
+    }),
+  );
+  if (transient) throw asActivityFailure(transient);
+  return failed;
+}
+
+/** controller and object key on every log line, as the workflow IDs spell them */
+function logKey(owner: ReplicaOwner): { controller: string; key: string } {
+  return { controller: owner.kind === 'ReplicaSet' ? 'replicaset' : 'replicationcontroller', key: `${owner.namespace}/${owner.name}` };
+}
+
+function ownerRefFor(owner: ReplicaOwner): OwnerRef {
+  return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
+}
+
+function heartbeat(detail?: unknown): void {
+  try {
+    Context.current().heartbeat(detail);
+  } catch {
+    /* not inside an activity (unit use) */
+  }
+}
+
+/** The I/O of the replicaset / replicationcontroller engine; every write is safe to run twice. */
+export function createReplicaActivities(deps: ReplicaActivityDeps) {
+  const rest = (kind: ReplicaOwnerKind) => deps.clientFor(kind).rest;
+  const recordEvent = (kind: ReplicaOwnerKind): RecordEvent => deps.clientFor(kind).recordEvent;
+
+  async function readOwner(key: OwnerKey): Promise<ReplicaOwner | undefined> {
+    try {
+      const r = await rest(key.kind).request<KubeObject>('GET', ownerPath(key.kind, key.namespace, key.name));
+      return replicaOwner(key.kind, r.body);
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  }
+
+  return {
+    /** Re-read the owner and every pod relevant to it, straight from the API (not a cache). */
+    async observeReplicaOwner(key: OwnerKey): Promise<Observation> {
+      return apiCall(async () => {
+        const owner = await readOwner(key);
+        if (!owner) return { pods: [] };
+        const items: KubeObject[] = [];
+        let cont = '';
+        do {
+          // paged, with a heartbeat per page, so a huge namespace never looks like a dead worker
+          const page = await rest(key.kind).request<{ items: KubeObject[]; metadata: { continue?: string } }>(
+            'GET', `${podPath(key.namespace)}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+          items.push(...page.body.items);
+          cont = page.body.metadata.continue ?? '';
+          heartbeat();
+        } while (cont);
+        const pods = items.map(podSummary).filter((p) => {
+          const ref = controllerRef(p.ownerReferences);
+          return ref ? ref.uid === owner.uid : selectorMatches(owner.selector, p.labels);
+        });
+        return { owner, pods };
+      });
+    },
+
+    /**
+     * Create pods with the given (deterministic) names. A name that already exists and is ours
+     * counts as created: that is this activity running a second time after a crash.
+     */
+    async createPods(req: CreatePodsRequest): Promise<CreatePodsResult> {
+      const { owner } = req;
+      const component = CONTROLLER_OF[owner.kind];
+      const created: PodSummary[] = [];
+      const failed = await perPod(req.names, (name) => name, async (name) => {
+        try {
+          const r = await rest(owner.kind).request<KubeObject>('POST', podPath(owner.namespace), { body: podFromTemplate(owner, name) });
+          created.push(podSummary(r.body));
+          recordEvent(owner.kind)(component, target(owner), 'Normal', 'SuccessfulCreate', `Created pod: ${name}`);
+        } catch (e) {
+          if (!isStatus(e, 409)) throw e;
+          const found = await readByName(rest(owner.kind), podPath(owner.namespace, name));
+          const existing = found && podSummary(found);
+          if (!existing || controllerRef(existing.ownerReferences)?.uid !== owner.uid) throw e;
+          created.push(existing);
+        }
+      }, async (f) => recordEvent(owner.kind)(component, target(owner), 'Warning', 'FailedCreate', `Error creating: ${f.message}`));
+      deps.logger.info({ ...logKey(owner), reason: req.reason, want: req.names.length, created: created.length, failed: failed.length, firstError: failed[0]?.message }, 'created pods');
+      return { created, failed };
+    },
+
+    /** Delete pods by name with a UID precondition; already gone (or replaced) counts as deleted. */
+    async deletePods(req: DeletePodsRequest): Promise<DeletePodsResult> {
+      const { owner } = req;
+      const component = CONTROLLER_OF[owner.kind];
+      const deleted: string[] = [];
+      const failed = await perPod(req.pods, (p) => p.name, async (p) => {
+        try {
+          await rest(owner.kind).request('DELETE', podPath(owner.namespace, p.name), { body: { preconditions: { uid: p.uid } } });
+          recordEvent(owner.kind)(component, target(owner), 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.name}`);
+        } catch (e) {
+          if (!isStatus(e, 404, 409)) throw e;
+        }
+        deleted.push(p.uid);
+      }, async (f) => recordEvent(owner.kind)(component, target(owner), 'Warning', 'FailedDelete', `Error deleting: ${f.message}`));
+      deps.logger.info({ ...logKey(owner), reason: req.reason, want: req.pods.length, deleted: deleted.length, failed: failed.length, pods: req.pods.map((p) => p.name) }, 'deleted pods');
+      return { deleted, failed };
+    },
+
+    /** Set this owner as controller of orphans its selector matches (checked against a fresh read of the owner). */
+    async adoptPods(req: OwnershipRequest): Promise<OwnershipResult> {
+      return apiCall(async () => {
+        const fresh = await readOwner(req.owner);
+        if (!fresh || fresh.uid !== req.owner.uid || fresh.deletionTimestamp) return { updated: [], skipped: req.pods.map((p) => p.name) };
+        return patchPods(req, adoptBy(ownerRefFor(req.owner)));
+      });
+    },
+
+    /** Drop this owner's controller reference from pods whose labels no longer match. */
+    async releasePods(req: OwnershipRequest): Promise<OwnershipResult> {
+      return apiCall(() => patchPods(req, releaseFrom(req.owner.uid)));
+    },
+
+    /** Write status through the status subresource, guarded by the resourceVersion it was computed from. */
+    async updateReplicaOwnerStatus(req: StatusUpdateRequest): Promise<StatusUpdateResult> {
+      return apiCall(async () => {
+        const { owner, status } = req;
+        try {
+          const r = await updateGuarded(rest(owner.kind), ownerPath(owner.kind, owner.namespace, owner.name), owner, (o) => {
+            o.status = withoutEmpty({ ...status, conditions: status.conditions.length ? status.conditions : undefined });
+          }, 'status');
+          return { updated: true, resourceVersion: r.metadata?.resourceVersion ?? '' };
+        } catch (e) {
+          if (isStatus(e, 409)) return { updated: false, reason: 'Conflict' };
+          if (isStatus(e, 404)) return { updated: false, reason: 'NotFound' };
+          throw e;
+        }
+      });
+    },
+  };
+
+  async function patchPods(req: OwnershipRequest, change: (refs: OwnerRef[]) => OwnerRef[] | undefined): Promise<OwnershipResult> {
+    const updated: PodSummary[] = [];
+    const skipped: string[] = [];
+    for (const p of req.pods) {
+      const r = await patchOwnerReferences(rest(req.owner.kind), podPath(req.owner.namespace, p.name), p.uid, change);
+      if ('patched' in r) updated.push(podSummary(r.patched));
+      else skipped.push(p.name);
+      heartbeat();
+    }
+    return { updated, skipped };
+  }
+}
+
+export type ReplicaActivities = ReturnType<typeof createReplicaActivities>;
