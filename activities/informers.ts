@@ -4,22 +4,9 @@ import type { Logger } from 'pino';
 import { KubeRest } from './kube/rest';
 import type { InformerInput, RouteFamily } from './informers/family';
 import { Handler, METADATA_ONLY, ReflectorStats, reflect } from './informers/reflector';
-import { gcRoutes } from './gc/routes';
-import { deploymentRoutes } from './deployment/routes';
-import { replicaRoutes } from './replicaset/routes';
-import { aggregationRoutes } from './clusterrole-aggregation/routes';
-import { rootCaRoutes } from './root-ca-cert-publisher/routes';
-import { serviceAccountRoutes } from './serviceaccount/routes';
-import { tokenRoutes } from './serviceaccount-token/routes';
-import { quotaRoutes } from './resourcequota/routes';
-import { namespaceRoutes } from './namespace/routes';
-import { mirroringRoutes } from './endpointslicemirroring/routes';
-import { serviceRoutes } from './service-endpoints/routes';
-import { cronJobRoutes } from './cronjob/routes';
-import { jobRoutes } from './job/routes';
-import { ttlAfterFinishedRoutes } from './ttl-after-finished/routes';
-import { sha256Hex } from './root-ca-cert-publisher/activities';
 import { Signaller } from './informers/signaller';
+import type { RouteFactory } from '../workers/descriptor';
+import { CONTROLLERS } from '../workers/registry';
 
 export type { InformerInput } from './informers/family';
 
@@ -60,22 +47,12 @@ export function createInformerActivities(deps: InformerDeps) {
       const signal = abort.signal;
       const log = deps.logger.child({ component: 'informers' });
       const signaller = new Signaller(deps.client, deps.taskQueue, log, deps.onSignalSent);
-      const families = [
-        replicaRoutes(input, signaller),
-        deploymentRoutes(input, signaller),
-        gcRoutes(input, signaller, deps.rest),
-        serviceAccountRoutes(input, signaller),
-        rootCaRoutes(input, signaller, deps.rootCa),
-        aggregationRoutes(input, signaller),
-        tokenRoutes(input, signaller, { rootCaSha256: deps.rootCa ? sha256Hex(deps.rootCa) : undefined }),
-        quotaRoutes(input, signaller),
-        namespaceRoutes(input, signaller),
-        mirroringRoutes(input, signaller),
-        serviceRoutes(input, signaller),
-        jobRoutes(input, signaller),
-        cronJobRoutes(input, signaller),
-        ttlAfterFinishedRoutes(input, signaller),
-      ].filter((f): f is RouteFamily => f !== undefined);
+      // controllers sharing an engine name one factory: each factory runs once
+      const factories = new Set<RouteFactory>();
+      for (const d of CONTROLLERS) if (d.routes && input.controllers.includes(d.short)) factories.add(d.routes);
+      const families = [...factories]
+        .map((routes) => routes({ input, signaller, rest: deps.rest, rootCa: deps.rootCa }))
+        .filter((f): f is RouteFamily => f !== undefined);
 
       // one reflector per resource, fanning out to every family that routes it
       const byPath = new Map<string, Handler[]>();
@@ -128,7 +105,8 @@ export function createInformerActivities(deps: InformerDeps) {
         while (!signal.aborted) {
           if (Date.now() - lastStats > STATS_PERIOD_MS) {
             lastStats = Date.now();
-            log.info({ ...sizes(), pending: signaller.size, signalsSent: signaller.sent, signalErrors: signaller.errors,
+            // a debug line: at info level it would be a screenful every half minute on an idle cluster
+            log.debug({ ...sizes(), pending: signaller.size, signalsSent: signaller.sent, signalErrors: signaller.errors,
               reflectors: Object.fromEntries([...stats].map(([p, st]) => [p, { ...st, lastEventAgoMs: st.lastEventAt ? Date.now() - st.lastEventAt : null }])) }, 'informer stats');
           }
           ctx.heartbeat(sizes());

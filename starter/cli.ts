@@ -7,6 +7,7 @@ import { PORT_NAMES, PortName, StackError, connectionEnv, describeStack, down, s
 import { PortInUseError } from './local/ports';
 import { pkiPaths } from './local/pki';
 import { RunOptions, addRunOptions, resolveRunOptions } from './run-options';
+import { SERVICE_ACCOUNT_PRIVATE_KEY_FILE } from '../activities/serviceaccount-token/controller';
 import { runManager } from './run';
 import { addOperateCommands } from './operate/commands';
 import { OperateError } from './operate/errors';
@@ -83,7 +84,7 @@ export function buildProgram(): Command {
       const pki = pkiPaths(path.resolve(opts.dataDir as string));
       const runOpts = resolveRunOptions({
         kubeconfig: env.KUBECONFIG, temporalAddress: env.TEMPORAL_ADDRESS, securePort: '0',
-        serviceAccountPrivateKeyFile: pki.serviceAccountKey, rootCaFile: pki.caCert,
+        [camel(SERVICE_ACCOUNT_PRIVATE_KEY_FILE.name)]: pki.serviceAccountKey, rootCaFile: pki.caCert,
       }, {});
       await runManager(runOpts);
     });

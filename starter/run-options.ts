@@ -1,6 +1,9 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { parseGoDuration } from '../workflows/common/duration';
+import { FlagSpec, FlagValues, INT32_MAX, flagDefault } from '../workers/flags';
+import { controllerFlags } from '../workers/registry';
 import { ALL_CONTROLLERS, DISABLED_BY_DEFAULT, UnknownControllerError, resolveEnabledControllers } from './controller-names';
 
 /*
@@ -14,95 +17,6 @@ import { ALL_CONTROLLERS, DISABLED_BY_DEFAULT, UnknownControllerError, resolveEn
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-interface ConcurrentSyncsFlag {
-  readonly flag: string;
-  readonly default: number;
-  readonly description: string;
-}
-
-/**
- * KCM's per-controller `--concurrent-*-syncs` flags, keyed by canonical controller name so a worker
- * can look its own value up. Adding a controller's flag is one entry here.
- */
-export const CONCURRENT_SYNCS = {
-  'replicaset-controller': {
-    flag: 'concurrent-replicaset-syncs',
-    default: 5,
-    description: 'how many replica sets may reconcile at the same time',
-  },
-  'garbage-collector-controller': {
-    flag: 'concurrent-gc-syncs',
-    default: 20,
-    description: 'how many objects the garbage collector may process at the same time',
-  },
-  'deployment-controller': {
-    flag: 'concurrent-deployment-syncs',
-    default: 5,
-    description: 'how many deployments may reconcile at the same time',
-  },
-  // upstream registers this one as concurrent_rc_syncs and relies on pflag turning _ into -
-  'replicationcontroller-controller': {
-    flag: 'concurrent-rc-syncs',
-    default: 5,
-    description: 'how many replication controllers may reconcile at the same time',
-  },
-  'namespace-controller': {
-    flag: 'concurrent-namespace-syncs',
-    default: 10,
-    description: 'how many namespaces may be emptied at the same time',
-  },
-  'serviceaccount-token-controller': {
-    flag: 'concurrent-serviceaccount-token-syncs',
-    default: 5,
-    description: 'how many service account token secrets may be filled at the same time',
-  },
-  'resourcequota-controller': {
-    flag: 'concurrent-resource-quota-syncs',
-    default: 5,
-    description: 'how many resource quotas may be recounted at the same time',
-  },
-  'endpoints-controller': {
-    flag: 'concurrent-endpoint-syncs',
-    default: 5,
-    description: "how many services' Endpoints may be written at the same time",
-  },
-  'endpointslice-controller': {
-    flag: 'concurrent-service-endpoint-syncs',
-    default: 5,
-    description: "how many services' EndpointSlices may be written at the same time",
-  },
-  'endpointslice-mirroring-controller': {
-    flag: 'mirroring-concurrent-service-endpoint-syncs',
-    default: 5,
-    description: "how many services' custom Endpoints may be mirrored at the same time",
-  },
-  'job-controller': {
-    flag: 'concurrent-job-syncs',
-    default: 5,
-    description: 'how many jobs may reconcile at the same time',
-  },
-  'cronjob-controller': {
-    flag: 'concurrent-cron-job-syncs',
-    default: 5,
-    description: 'how many cron jobs may reconcile at the same time',
-  },
-  'ttl-after-finished-controller': {
-    flag: 'concurrent-ttl-after-finished-syncs',
-    default: 5,
-    description: 'how many finished jobs may be cleaned up at the same time',
-  },
-} as const satisfies Record<string, ConcurrentSyncsFlag>;
-
-/** Controllers upstream gives a fixed number of workers, with no flag to change it. */
-export const FIXED_SYNCS: Readonly<Record<string, number>> = {
-  'serviceaccount-controller': 1,
-  'root-ca-certificate-publisher-controller': 1,
-  'clusterrole-aggregation-controller': 5,
-  'pod-garbage-collector-controller': 1,
-};
-
-export type ConcurrentSyncsController = keyof typeof CONCURRENT_SYNCS;
 
 export const RUN_DEFAULTS = {
   controllers: ['*'] as readonly string[],
@@ -118,11 +32,6 @@ export const RUN_DEFAULTS = {
   resyncBackoffBase: '1s',
   resyncBackoffMax: '5m',
   maxHistoryEvents: 10000,
-  namespaceSyncPeriod: '5m',
-  resourceQuotaSyncPeriod: '5m',
-  maxEndpointsPerSlice: 100,
-  mirroringMaxEndpointsPerSubset: 1000,
-  terminatedPodGcThreshold: 12500,
   useServiceAccountCredentials: false,
   informerHeartbeatTimeout: '15s',
   logLevel: 'info' as LogLevel,
@@ -131,8 +40,6 @@ export const RUN_DEFAULTS = {
 /** Temporal refuses to grow a history past this many events, so continue-as-new must happen before. */
 const TEMPORAL_HISTORY_EVENT_LIMIT = 51200;
 
-/** Upstream keeps counts in int32 fields. */
-const INT32_MAX = 2 ** 31 - 1;
 
 export interface TemporalTlsOptions {
   /** PEM client certificate; always given together with keyPath. */
@@ -154,14 +61,15 @@ export interface RunOptions {
   enabledControllers: Set<string>;
   kubeApiQps: number;
   kubeApiBurst: number;
-  concurrentSyncs: Readonly<Record<ConcurrentSyncsController, number>>;
+  /** every controller's own flags (its --concurrent-*-syncs and the rest), by flag name; read with flagValue() */
+  controllerFlags: FlagValues;
   /** 0 means: do not serve health and metrics at all. */
   securePort: number;
   bindAddress: string;
   leaderElect: boolean;
   /** Set when the user asked for (or defaulted to) leader election, which this process does not do. */
   leaderElectWarning: string | undefined;
-  /** Informer resync happens at a random point between this and twice this; 0 turns resync off. */
+  /** An idle object's workflow re-observes it this often (no jitter: each object's timer starts at its own last reconcile); 0 turns resync off. */
   minResyncPeriodMs: number;
   temporalAddress: string;
   temporalNamespace: string;
@@ -175,89 +83,15 @@ export interface RunOptions {
   logLevel: LogLevel;
   /** each controller calls the API as its own ServiceAccount in kube-system */
   useServiceAccountCredentials: boolean;
-  /** PEM key that signs service account token Secrets; without it that controller does not run */
-  serviceAccountPrivateKeyFile?: string;
   /** PEM CA bundle put into token Secrets and kube-root-ca.crt ConfigMaps */
   rootCaFile?: string;
-  /** podgc deletes terminated pods beyond this many, oldest first; 0 turns that off */
-  terminatedPodGcThreshold: number;
-  namespaceSyncPeriodMs: number;
-  resourceQuotaSyncPeriodMs: number;
-  maxEndpointsPerSlice: number;
-  mirroringMaxEndpointsPerSubset: number;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Go durations
-
-const NS_PER_UNIT: Readonly<Record<string, bigint>> = {
-  ns: 1n,
-  us: 1_000n,
-  'µs': 1_000n, // U+00B5 micro sign
-  'μs': 1_000n, // U+03BC Greek mu; Go accepts both spellings
-  ms: 1_000_000n,
-  s: 1_000_000_000n,
-  m: 60_000_000_000n,
-  h: 3_600_000_000_000n,
-};
-
-/** time.Duration is an int64 of nanoseconds; anything larger is an error in Go, so here too. */
-const MAX_DURATION_NS = (1n << 63n) - 1n;
-
-/**
- * Milliseconds in a Go duration string ("300ms", "1.5h", "1h30m", "-2s", "0").
- * Accepts exactly what Go's time.ParseDuration accepts; the result can be fractional (ns, us).
- * Arithmetic is done in integer nanoseconds so "1.1s" is exactly 1100.
- */
-export function parseGoDuration(text: string): number {
-  const invalid = () => new Error(`invalid duration ${JSON.stringify(text)}`);
-  let s = text;
-  let negative = false;
-  if (s.startsWith('-') || s.startsWith('+')) {
-    negative = s[0] === '-';
-    s = s.slice(1);
-  }
-  // a bare zero is the one number Go lets through without a unit
-  if (s === '0') return 0;
-  if (s === '') throw invalid();
-
-  const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
-  let totalNs = 0n;
-  let i = 0;
-  while (i < s.length) {
-    if (!isDigit(s[i]) && s[i] !== '.') throw invalid();
-    const intStart = i;
-    while (isDigit(s[i])) i++;
-    const intDigits = s.slice(intStart, i);
-    let fracDigits = '';
-    if (s[i] === '.') {
-      i++;
-      const fracStart = i;
-      while (isDigit(s[i])) i++;
-      fracDigits = s.slice(fracStart, i);
-    }
-    if (intDigits === '' && fracDigits === '') throw invalid();
-
-    const unitStart = i;
-    while (i < s.length && s[i] !== '.' && !isDigit(s[i])) i++;
-    const unit = s.slice(unitStart, i);
-    if (unit === '') throw new Error(`missing unit in duration ${JSON.stringify(text)}`);
-    const perUnit = NS_PER_UNIT[unit];
-    if (perUnit === undefined) {
-      throw new Error(`unknown unit ${JSON.stringify(unit)} in duration ${JSON.stringify(text)} (use ns, us, ms, s, m or h)`);
-    }
-
-    let ns = BigInt(intDigits || '0') * perUnit;
-    if (fracDigits) ns += (BigInt(fracDigits) * perUnit) / 10n ** BigInt(fracDigits.length);
-    totalNs += ns;
-    if (totalNs > MAX_DURATION_NS + (negative ? 1n : 0n)) throw invalid();
-  }
-  const ms = Number(totalNs) / 1e6;
-  return negative ? -ms : ms;
 }
 
 // ---------------------------------------------------------------------------------------------
 // commander
+
+/** `--concurrent-*-syncs` and its kin (upstream's mirroring spelling included) are listed together. */
+const isConcurrencyFlag = (f: FlagSpec) => /concurrent-.*-syncs$/.test(f.name);
 
 function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -300,9 +134,13 @@ export function addRunOptions(cmd: Command): Command {
 
   add('--kube-api-qps <float>', withDefault('requests per second to the API server', { def: RUN_DEFAULTS.kubeApiQps }));
   add('--kube-api-burst <int>', withDefault('burst of requests to the API server', { def: RUN_DEFAULTS.kubeApiBurst }));
-  for (const spec of Object.values(CONCURRENT_SYNCS)) {
-    add(`--${spec.flag} <int>`, withDefault(spec.description, { def: spec.default }));
-  }
+  const controllerSpecs = controllerFlags();
+  const addControllerFlag = (f: FlagSpec) => {
+    const arg = f.kind === 'int' ? '<int>' : f.kind === 'duration' ? '<duration>' : '<path>';
+    add(`--${f.name} ${arg}`, f.kind === 'file' ? f.help : withDefault(f.help, { def: f.def }));
+  };
+  // the concurrency flags, then each controller's other flags further down, as upstream groups them
+  for (const f of controllerSpecs.filter(isConcurrencyFlag)) addControllerFlag(f);
 
   add(
     '--secure-port <int>',
@@ -326,27 +164,12 @@ export function addRunOptions(cmd: Command): Command {
       def: RUN_DEFAULTS.useServiceAccountCredentials,
     }),
   );
-  add('--service-account-private-key-file <path>', 'PEM private key that signs service account tokens; the serviceaccount-token controller needs it');
   add('--root-ca-file <path>', 'PEM CA bundle published in kube-root-ca.crt ConfigMaps and in service account token Secrets');
-  add('--namespace-sync-period <duration>', withDefault('how often a terminating namespace is looked at again', { def: RUN_DEFAULTS.namespaceSyncPeriod }));
-  add(
-    '--resource-quota-sync-period <duration>',
-    withDefault('how often every resource quota is recounted in full', { def: RUN_DEFAULTS.resourceQuotaSyncPeriod }),
-  );
-
-  add('--max-endpoints-per-slice <int>', withDefault('most endpoints one EndpointSlice holds (1..1000)', { def: RUN_DEFAULTS.maxEndpointsPerSlice }));
-  add(
-    '--mirroring-max-endpoints-per-subset <int>',
-    withDefault('most addresses of one Endpoints subset mirrored into EndpointSlices (1..1000)', { def: RUN_DEFAULTS.mirroringMaxEndpointsPerSubset }),
-  );
-  add(
-    '--terminated-pod-gc-threshold <int>',
-    withDefault('terminated pods kept before the oldest are deleted; 0 keeps them all', { def: RUN_DEFAULTS.terminatedPodGcThreshold }),
-  );
+  for (const f of controllerSpecs.filter((f) => !isConcurrencyFlag(f))) addControllerFlag(f);
 
   add(
     '--min-resync-period <duration>',
-    withDefault('informers resync at a random point between this and twice this; 0 disables resync', {
+    withDefault("an idle object's workflow re-observes it this often (upstream resyncs informers at a random point between this and twice this); 0 disables resync", {
       def: RUN_DEFAULTS.minResyncPeriod,
     }),
   );
@@ -580,9 +403,14 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
   const kubeApiQps = r.positiveFloat('kube-api-qps', { def: RUN_DEFAULTS.kubeApiQps });
   const kubeApiBurst = r.int('kube-api-burst', { def: RUN_DEFAULTS.kubeApiBurst, min: 1, max: INT32_MAX });
 
-  const concurrentSyncs = {} as Record<ConcurrentSyncsController, number>;
-  for (const [controller, spec] of Object.entries(CONCURRENT_SYNCS) as [ConcurrentSyncsController, ConcurrentSyncsFlag][]) {
-    concurrentSyncs[controller] = r.int(spec.flag, { def: spec.default, min: 1, max: INT32_MAX });
+  const controllerFlagValues: Record<string, number | string | undefined> = {};
+  for (const f of controllerFlags()) {
+    if (f.kind === 'int') controllerFlagValues[f.name] = r.int(f.name, { def: f.def, min: f.min, max: f.max });
+    else if (f.kind === 'duration') controllerFlagValues[f.name] = r.durationMs(f.name, { def: f.def, allowZero: f.allowZero }) ?? flagDefault(f);
+    else {
+      const path = r.existingFile(f.name);
+      if (path !== undefined) controllerFlagValues[f.name] = path;
+    }
   }
 
   const securePort = r.int('secure-port', { def: RUN_DEFAULTS.securePort, min: 0, max: 65535 });
@@ -637,15 +465,7 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
     r.durationMs('informer-heartbeat-timeout', { def: RUN_DEFAULTS.informerHeartbeatTimeout, allowZero: false }) ?? 15_000;
 
   const useServiceAccountCredentials = r.bool('use-service-account-credentials', { def: RUN_DEFAULTS.useServiceAccountCredentials });
-  const serviceAccountPrivateKeyFile = r.existingFile('service-account-private-key-file');
   const rootCaFile = r.existingFile('root-ca-file');
-  const namespaceSyncPeriodMs = r.durationMs('namespace-sync-period', { def: RUN_DEFAULTS.namespaceSyncPeriod, allowZero: false }) ?? 300_000;
-  const resourceQuotaSyncPeriodMs =
-    r.durationMs('resource-quota-sync-period', { def: RUN_DEFAULTS.resourceQuotaSyncPeriod, allowZero: false }) ?? 300_000;
-
-  const maxEndpointsPerSlice = r.int('max-endpoints-per-slice', { def: RUN_DEFAULTS.maxEndpointsPerSlice, min: 1, max: 1000 });
-  const mirroringMaxEndpointsPerSubset = r.int('mirroring-max-endpoints-per-subset', { def: RUN_DEFAULTS.mirroringMaxEndpointsPerSubset, min: 1, max: 1000 });
-  const terminatedPodGcThreshold = r.int('terminated-pod-gc-threshold', { def: RUN_DEFAULTS.terminatedPodGcThreshold, min: 0, max: INT32_MAX });
 
   const levelText = r.string('log-level', { env: 'LOG_LEVEL', def: RUN_DEFAULTS.logLevel }).toLowerCase();
   const logLevel = (LOG_LEVELS as readonly string[]).includes(levelText) ? (levelText as LogLevel) : RUN_DEFAULTS.logLevel;
@@ -660,7 +480,7 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
     enabledControllers,
     kubeApiQps,
     kubeApiBurst,
-    concurrentSyncs,
+    controllerFlags: controllerFlagValues,
     securePort,
     bindAddress,
     leaderElect,
@@ -676,13 +496,7 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
     informerHeartbeatTimeoutMs,
     logLevel,
     useServiceAccountCredentials,
-    ...(serviceAccountPrivateKeyFile ? { serviceAccountPrivateKeyFile } : {}),
     ...(rootCaFile ? { rootCaFile } : {}),
-    namespaceSyncPeriodMs,
-    resourceQuotaSyncPeriodMs,
-    maxEndpointsPerSlice,
-    mirroringMaxEndpointsPerSubset,
-    terminatedPodGcThreshold,
   };
 }
 

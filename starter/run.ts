@@ -3,13 +3,16 @@ import type { Logger } from 'pino';
 import { startManager } from '../workers/manager';
 import { createLogger } from '../workers/logger';
 import { createMetrics } from '../workers/metrics';
-import { notImplemented } from '../workers/controllers';
+import { notImplemented } from '../workers/registry';
 import { startHealthServer } from './health-server';
 import type { RunOptions } from './run-options';
 
 const TEMPORAL_LEVEL: Record<string, TemporalLogLevel> = {
   trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR',
 };
+
+/** What the SDK says of every worker at start and stop (the informer's worker has no workflows by design). */
+const ROUTINE_SDK_LINES = ['Worker state changed', 'No Nexus services registered', 'No workflows registered', 'No activities registered'];
 
 /** Route the SDK's and workflows' own log lines (workflow `log.*`) into our pino stream. */
 function installRuntimeLogger(logger: Logger, level: string): void {
@@ -21,6 +24,11 @@ function installRuntimeLogger(logger: Logger, level: string): void {
       const id = typeof meta.workflowId === 'string' ? meta.workflowId : undefined;
       const fields = id ? { ...meta, controller: id.split('/')[0], key: id.split('/').slice(1).join('/') } : meta;
       const msg = entry.message;
+      // each controller's worker reports its start and stop; that is a dozen lines per replica, so debug
+      if (ROUTINE_SDK_LINES.some((r) => msg.startsWith(r))) {
+        sdk.debug(fields, msg);
+        return;
+      }
       switch (entry.level) {
         case 'TRACE': case 'DEBUG': sdk.debug(fields, msg); break;
         case 'INFO': sdk.info(fields, msg); break;

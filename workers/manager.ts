@@ -1,45 +1,28 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as k8s from '@kubernetes/client-node';
-import { Client, Connection } from '@temporalio/client';
-import { InjectedSinks, NativeConnection, Worker } from '@temporalio/worker';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { DefaultLogger, InjectedSinks, NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { createDeploymentActivities } from '../activities/deployment/activities';
-import { createGcActivities } from '../activities/gc/activities';
 import { createInformerActivities } from '../activities/informers';
-import { createAggregationActivities } from '../activities/clusterrole-aggregation/activities';
 import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
-import { createRootCaActivities } from '../activities/root-ca-cert-publisher/activities';
-import { createServiceAccountActivities } from '../activities/serviceaccount/activities';
-import { createTokenActivities, tokenControllerConfigError } from '../activities/serviceaccount-token/activities';
-import { createResourceQuotaActivities } from '../activities/resourcequota/activities';
-import { createNamespaceActivities } from '../activities/namespace/activities';
-import { createMirroringActivities } from '../activities/endpointslicemirroring/activities';
-import { createEndpointsActivities } from '../activities/endpoints/activities';
-import { createEndpointSliceActivities } from '../activities/endpointslice/activities';
-import { createCronJobActivities } from '../activities/cronjob/activities';
-import { createJobActivities } from '../activities/job/activities';
-import { createTtlAfterFinishedActivities } from '../activities/ttl-after-finished/activities';
-import { createPodGcActivities } from '../activities/podgc/activities';
-import { OBJECT_EVENT_SIGNAL } from '../workflows/runtime/object-loop';
-import { PodGcEvent, PodGcWorkflowInput, podGcWorkflowId } from '../workflows/podgc/workflow';
-import { SA_CONTROLLER, SA_KIND, SA_NAME, SA_NAMESPACE } from '../workflows/search-attributes';
-import { KubeRest } from '../activities/kube/rest';
+import { KubeRest, userAgentFor } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
-import { createReplicaActivities } from '../activities/replicaset/activities';
 import { WORKFLOWS_ENTRY, freshPrebuiltBundle } from './workflow-bundle';
-import { configureInformersSignal, informerWorkflowId, InformerWorkflowInput } from '../workflows/informer';
+import { configureInformersSignal, informerWorkflow, informerWorkflowId, InformerWorkflowInput, legacyInformerWorkflowId } from '../workflows/informer';
+import { controllerTaskQueue, informerTaskQueue } from '../workflows/runtime/task-queues';
 import type { KcmSinks } from '../workflows/runtime/sinks';
 import type { RunOptions } from '../starter/run-options';
-import { ConcurrentSyncsController, FIXED_SYNCS, loadTemporalTls } from '../starter/run-options';
-import { IMPLEMENTED_CONTROLLERS, ImplementedController, implementedOf } from './controllers';
+import { loadTemporalTls } from '../starter/run-options';
+import { ActivityMap, ControllerDeps, ControllerDescriptor, concurrencyOf } from './descriptor';
+import { descriptorOf, implementedOf } from './registry';
 import { Metrics, resourceOfPath } from './metrics';
 import { ensureSearchAttributes } from './search-attributes';
+import { createSharedThreadWorker, sharingSupported } from './shared-workflow-threads';
 
 export interface Manager {
-  worker: Worker;
-  /** resolves when the worker has stopped */
+  /** resolves when every worker has stopped */
   running: Promise<void>;
   ready(): boolean;
   shutdown(): Promise<void>;
@@ -87,67 +70,26 @@ export function rootCaOf(opts: RunOptions, kc: k8s.KubeConfig): string | undefin
 }
 
 /** Controllers that cannot run as configured are left out with a reason, as upstream skips them at start. */
-function runnable(opts: RunOptions, rootCa: string | undefined, logger: Logger): ImplementedController[] {
-  return implementedOf(opts.enabledControllers).filter((c) => {
-    let why: string | undefined;
-    if (c === 'serviceaccount-token-controller') {
-      const problem = tokenControllerConfigError(tokenOptions(opts, rootCa));
-      // an unusable key or CA file stops the manager, as it stops upstream; no key just leaves the controller out
-      if (problem?.fatal) throw new Error(problem.message);
-      why = problem?.message;
-    } else if (c === 'root-ca-certificate-publisher-controller' && !rootCa) {
-      why = 'no --root-ca-file given and the kubeconfig names no CA';
-    }
-    if (why) logger.warn({ controller: c }, `controller not started: ${why}`);
-    return !why;
+function runnable(opts: RunOptions, rootCa: string | undefined, logger: Logger): ControllerDescriptor[] {
+  return implementedOf(opts.enabledControllers).filter((d) => {
+    const problem = d.precondition?.({ flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile });
+    if (problem?.fatal) throw new Error(problem.message);
+    if (problem) logger.warn({ controller: d.name }, `controller not started: ${problem.message}`);
+    return !problem;
   });
 }
-
-/**
- * podgc is one periodic workflow, not one per object, so no watch event starts it: every replica
- * starts it if none has and hands it this replica's threshold, which a restarted deployment with a
- * changed flag thereby applies to the run already going.
- */
-async function startPodGc(client: Client, opts: RunOptions, tuning: InformerWorkflowInput['tuning']): Promise<void> {
-  const settings = { terminatedPodThreshold: opts.terminatedPodGcThreshold };
-  const args: PodGcWorkflowInput = { ...settings, tuning };
-  const event: PodGcEvent = { settings };
-  await client.workflow.signalWithStart('podGcWorkflow', {
-    workflowId: podGcWorkflowId(opts.taskQueue),
-    taskQueue: opts.taskQueue,
-    args: [args],
-    signal: OBJECT_EVENT_SIGNAL,
-    signalArgs: [event],
-    staticSummary: `pod garbage collector (threshold ${opts.terminatedPodGcThreshold})`,
-    typedSearchAttributes: [
-      { key: SA_CONTROLLER, value: IMPLEMENTED_CONTROLLERS['pod-garbage-collector-controller'].short },
-      { key: SA_KIND, value: 'Pod' },
-      { key: SA_NAMESPACE, value: '' },
-      { key: SA_NAME, value: '' },
-    ],
-  });
-}
-
-const tokenOptions = (opts: RunOptions, rootCa: string | undefined) => ({
-  privateKeyFile: opts.serviceAccountPrivateKeyFile,
-  ...(opts.rootCaFile ? { rootCaFile: opts.rootCaFile } : { kubeconfigCa: rootCa }),
-});
 
 export async function startManager(opts: RunOptions, logger: Logger, metrics: Metrics): Promise<Manager> {
   const kc = kubeConfig(opts);
   const rootCa = rootCaOf(opts, kc);
   const controllers = runnable(opts, rootCa, logger);
-  const shortNames = controllers.map((c) => IMPLEMENTED_CONTROLLERS[c].short);
+  const shortNames = controllers.map((d) => d.short);
   const rest = new KubeRest(kc, new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst), (verb, path, status) => {
     const resource = resourceOfPath(path);
     metrics.apiRequestsTotal.inc({ verb, resource, code: status ? String(status) : '<error>' });
   }, opts.master);
   // each controller's client: its own ServiceAccount with --use-service-account-credentials, else ours
   const clientOf = controllerClients(rest, opts.useServiceAccountCredentials, opts.kubeApiQps, opts.kubeApiBurst, logger);
-  const clientFor = (c: ImplementedController) => {
-    const sa = IMPLEMENTED_CONTROLLERS[c].serviceAccount;
-    return sa ? clientOf(sa) : rest;
-  };
 
   const tls = opts.temporalTls ? loadTemporalTls(opts.temporalTls) : undefined;
   const connection = await Connection.connect({ address: opts.temporalAddress, tls });
@@ -157,40 +99,20 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const instance = `${os.hostname()}-${process.pid}`;
   // events are written by the controller that reports them, with its rights
   const recorders = new Map<KubeRest, RecordEvent>();
-  const depsFor = (c: ImplementedController) => {
-    const r = clientFor(c);
+  // a controller without a ServiceAccount still names itself in its User-Agent, as upstream's does
+  const ownClients = new Map<string, KubeRest>();
+  const ownClient = (name: string) => {
+    if (!ownClients.has(name)) ownClients.set(name, rest.withUserAgent(userAgentFor(name)));
+    return ownClients.get(name)!;
+  };
+  const depsOf = (name: string): ControllerDeps => {
+    const d = descriptorOf(name);
+    const r = d?.serviceAccount ? clientOf(d.serviceAccount) : ownClient(d?.clientName ?? name);
     if (!recorders.has(r)) recorders.set(r, createEventRecorder(r, instance, logger));
     return { rest: r, logger, recordEvent: recorders.get(r)! };
   };
-
-  const activities = instrument(
-    {
-      ...createReplicaActivities({ logger, clientFor: (kind) => depsFor(kind === 'ReplicaSet' ? 'replicaset-controller' : 'replicationcontroller-controller') }),
-      ...createDeploymentActivities(depsFor('deployment-controller')),
-      ...createGcActivities(depsFor('garbage-collector-controller')),
-      ...createServiceAccountActivities(depsFor('serviceaccount-controller')),
-      ...createRootCaActivities({ ...depsFor('root-ca-certificate-publisher-controller'), reader: rest, rootCa: rootCa ?? '' }),
-      ...createAggregationActivities(depsFor('clusterrole-aggregation-controller')),
-      ...createTokenActivities({ ...depsFor('serviceaccount-token-controller'), ...tokenOptions(opts, rootCa) }),
-      ...createResourceQuotaActivities(depsFor('resourcequota-controller')),
-      ...createNamespaceActivities(depsFor('namespace-controller')),
-      ...createMirroringActivities(depsFor('endpointslice-mirroring-controller')),
-      ...createEndpointsActivities(depsFor('endpoints-controller')),
-      ...createEndpointSliceActivities(depsFor('endpointslice-controller')),
-      ...createCronJobActivities(depsFor('cronjob-controller')),
-      ...createJobActivities(depsFor('job-controller')),
-      ...createTtlAfterFinishedActivities(depsFor('ttl-after-finished-controller')),
-      ...createPodGcActivities(depsFor('pod-garbage-collector-controller')),
-      ...createInformerActivities({
-        rest,
-        client,
-        taskQueue: opts.taskQueue,
-        logger,
-        rootCa,
-        onWatchEvent: (resource, type) => metrics.watchEventsTotal.inc({ resource, type }),
-        onSignalSent: (controller) => metrics.signalsSentTotal.inc({ controller }),
-      }),
-    },
+  const activitiesOf = (d: ControllerDescriptor): ActivityMap => instrument(
+    d.activities({ ...depsOf(d.name), reader: rest, depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile }),
     metrics,
   );
 
@@ -215,61 +137,127 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     },
   };
 
-  // concurrent-*-syncs bound how many objects reconcile at once; +1 for the informer activity
-  const syncs = controllers.reduce((n, c) => n + (c in opts.concurrentSyncs ? opts.concurrentSyncs[c as ConcurrentSyncsController] : FIXED_SYNCS[c] ?? 1), 0);
   const prebuilt = freshPrebuiltBundle();
   if (!prebuilt) logger.info('no fresh prebuilt workflow bundle (npm run build writes one); bundling the workflows now');
-  const worker = await Worker.create({
+  // bundled once for every worker of this replica, not once per worker
+  const workflowBundle = prebuilt ? { codePath: prebuilt } : { code: (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_ENTRY, logger: quietBundlerLogger(logger) })).code };
+  if (!sharingSupported) logger.warn('this Temporal SDK has no workflow-runner hook: each controller\'s worker gets a workflow thread of its own');
+  const perController = controllers.map((d) => ({ d, activities: activitiesOf(d) }));
+  // What workflows left on the base queue by a build before per-controller queues still call, until
+  // they move to their controller's queue (runObjectLoop does that at its next turn).
+  const legacyActivities: ActivityMap = Object.assign({}, ...perController.map((c) => c.activities));
+  const informerActivities = instrument(createInformerActivities({
+    // upstream's informers identify as <program>/shared-informers
+    rest: rest.withUserAgent(userAgentFor('shared-informers')),
+    client,
+    taskQueue: opts.taskQueue,
+    logger,
+    rootCa,
+    onWatchEvent: (resource, type) => metrics.watchEventsTotal.inc({ resource, type }),
+    onSignalSent: (controller) => metrics.signalsSentTotal.inc({ controller }),
+  }), metrics);
+  const allActivityNames = new Set([...Object.keys(legacyActivities), ...Object.keys(informerActivities)]);
+  const common = {
     connection: nativeConnection,
     namespace: opts.temporalNamespace,
-    taskQueue: opts.taskQueue,
-    ...(prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath: WORKFLOWS_ENTRY }),
-    activities,
+    workflowBundle,
     sinks,
     identity: instance,
-    maxConcurrentActivityTaskExecutions: Math.max(2, syncs + 1),
-    maxConcurrentWorkflowTaskExecutions: Math.max(2, syncs),
     // a dead replica's sticky workflow tasks move to the shared queue quickly
     stickyQueueScheduleToStartTimeout: '2s',
-  });
+  } as const;
 
-  const running = worker.run();
+  // One worker per controller, on its own queue: --concurrent-X-syncs bounds that controller alone,
+  // as upstream's workers per controller do, and a storm in one cannot queue another's reconciles.
+  const workers: Worker[] = [];
+  for (const { d, activities } of perController) {
+    const syncs = concurrencyOf(d, opts.controllerFlags);
+    workers.push(await createSharedThreadWorker({
+      ...common,
+      taskQueue: controllerTaskQueue(opts.taskQueue, d.short),
+      activities,
+      maxConcurrentActivityTaskExecutions: Math.max(1, syncs),
+      maxConcurrentWorkflowTaskExecutions: Math.max(2, syncs),
+    }, allActivityNames));
+  }
+  // The base queue: the informer workflows, and the migration of workflows started there before.
+  workers.push(await createSharedThreadWorker({
+    ...common,
+    taskQueue: opts.taskQueue,
+    activities: legacyActivities,
+    maxConcurrentActivityTaskExecutions: 4,
+    maxConcurrentWorkflowTaskExecutions: 2,
+  }, allActivityNames));
+  // The watch itself runs only on replicas of this exact set of controllers.
+  const informerQueue = informerTaskQueue(opts.taskQueue, shortNames);
+  workers.push(await Worker.create({
+    connection: nativeConnection,
+    namespace: opts.temporalNamespace,
+    taskQueue: informerQueue,
+    activities: informerActivities,
+    identity: instance,
+    maxConcurrentActivityTaskExecutions: 1,
+  }));
+
+  const runs = workers.map((w) => w.run());
+  const running = Promise.all(runs).then(() => undefined);
   const input: InformerWorkflowInput = {
     controllers: shortNames,
     heartbeatTimeoutMs: opts.informerHeartbeatTimeoutMs,
+    activityTaskQueue: informerQueue,
     tuning: {
       resyncMs: opts.minResyncPeriodMs > 0 ? opts.minResyncPeriodMs : 365 * 24 * 3600_000,
       backoffBaseMs: opts.resyncBackoffBaseMs,
       backoffMaxMs: opts.resyncBackoffMaxMs,
       maxHistoryEvents: opts.maxHistoryEvents,
     },
-    settings: {
-      namespaceSyncMs: opts.namespaceSyncPeriodMs,
-      resourceQuotaSyncMs: opts.resourceQuotaSyncPeriodMs,
-      maxEndpointsPerSlice: opts.maxEndpointsPerSlice,
-      mirroringMaxEndpointsPerSubset: opts.mirroringMaxEndpointsPerSubset,
-    },
+    flags: opts.controllerFlags,
   };
-  // start it if no replica has, and hand it this replica's configuration either way
-  await client.workflow.signalWithStart('informerWorkflow', {
-    workflowId: informerWorkflowId(opts.taskQueue),
+  // start it if no replica of this set has, and hand it this replica's configuration either way
+  await client.workflow.signalWithStart(informerWorkflow, {
+    workflowId: informerWorkflowId(opts.taskQueue, shortNames),
     taskQueue: opts.taskQueue,
     args: [input],
     signal: configureInformersSignal,
     signalArgs: [input],
+    staticSummary: `informers of ${shortNames.join(', ') || 'no controller'}`,
   });
-  if (controllers.includes('pod-garbage-collector-controller')) await startPodGc(client, opts, input.tuning);
+  await stopLegacyInformer(client, opts.taskQueue, logger);
+  for (const d of controllers) {
+    await d.start?.({ client, taskQueue: controllerTaskQueue(opts.taskQueue, d.short), baseTaskQueue: opts.taskQueue, flags: opts.controllerFlags, tuning: input.tuning ?? {} });
+  }
   logger.info({ controllers: shortNames, taskQueue: opts.taskQueue, temporal: opts.temporalAddress }, 'controller manager started');
 
   return {
-    worker,
     running,
-    ready: () => worker.getState() === 'RUNNING',
+    ready: () => workers.every((w) => w.getState() === 'RUNNING'),
     async shutdown() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await running.catch(() => undefined);
       await nativeConnection.close();
       await connection.close();
     },
   };
+}
+
+/** webpack's report of the bundle is a screenful; one line at debug level says it happened. */
+function quietBundlerLogger(logger: Logger): DefaultLogger {
+  return new DefaultLogger('WARN', (entry) => logger.debug({ component: 'bundler' }, entry.message.split('\n')[0]));
+}
+
+/**
+ * A build before per-set informers ran one informer for every controller under a fixed ID. Its
+ * watch duplicates the new one, so the first replica of this build stops it; its replicas' workflows
+ * are served by the new informers' signals all the same.
+ */
+async function stopLegacyInformer(client: Client, taskQueue: string, logger: Logger): Promise<void> {
+  try {
+    const handle = client.workflow.getHandle(legacyInformerWorkflowId(taskQueue));
+    const d = await handle.describe();
+    if (d.status.name !== 'RUNNING') return;
+    await handle.terminate('replaced by the informers of each set of controllers');
+    logger.info({ workflowId: handle.workflowId }, 'stopped the informer of an earlier build');
+  } catch (e) {
+    if (!(e instanceof WorkflowNotFoundError)) logger.warn({ err: String(e) }, 'could not check for an earlier build\'s informer');
+  }
 }

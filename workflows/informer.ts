@@ -1,13 +1,32 @@
 import { CancellationScope, condition, continueAsNew, defineSignal, isCancellation, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { InformerActivities, InformerInput } from '../activities/informers';
+import { informerSetKey } from './runtime/task-queues';
+import { WATCH_RETRY } from './runtime/activity-options';
 
-/** Fixed workflow ID per task queue: starting it from every replica is how it stays single. */
-export function informerWorkflowId(taskQueue: string): string {
+/**
+ * Fixed workflow ID per task queue and set of controllers: starting it from every replica that runs
+ * that set is how it stays single. Replicas started with different --controllers each get the
+ * informer of their own set.
+ */
+export function informerWorkflowId(taskQueue: string, controllers: readonly string[]): string {
+  return `temporal-kcm/${taskQueue}/informers/${informerSetKey(controllers)}`;
+}
+
+/** The running informer of a deployment's base queue, whatever its set of controllers (the first found). */
+export async function informerWorkflowIdOf(client: { workflow: { list(o: { query: string }): AsyncIterable<{ workflowId: string }> } }, taskQueue: string): Promise<string | undefined> {
+  for await (const w of client.workflow.list({ query: `WorkflowType = 'informerWorkflow' AND TaskQueue = ${JSON.stringify(taskQueue)} AND ExecutionStatus = 'Running'` })) return w.workflowId;
+  return undefined;
+}
+
+/** The one informer of every controller, before informers were kept per set of controllers. */
+export function legacyInformerWorkflowId(taskQueue: string): string {
   return `temporal-kcm/${taskQueue}/informers`;
 }
 
 export interface InformerWorkflowInput extends InformerInput {
   heartbeatTimeoutMs: number;
+  /** where the watch activity runs: the queue only replicas of this set of controllers poll (absent: the workflow's own) */
+  activityTaskQueue?: string;
 }
 
 /**
@@ -36,9 +55,10 @@ export async function informerWorkflow(input: InformerWorkflowInput): Promise<vo
   for (;;) {
     changed = false;
     const { runInformers } = proxyActivities<InformerActivities>({
+      ...(config.activityTaskQueue ? { taskQueue: config.activityTaskQueue } : {}),
       startToCloseTimeout: '3650 days',
       heartbeatTimeout: config.heartbeatTimeoutMs,
-      retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5 seconds' },
+      retry: WATCH_RETRY,
     });
     const scope = new CancellationScope();
     const running = scope.run(() => runInformers(config));

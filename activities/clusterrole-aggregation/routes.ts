@@ -6,6 +6,7 @@ import type { KubeObject } from '../kube/projections';
 import type { InformerInput, RouteFamily } from '../informers/family';
 import type { Handler } from '../informers/reflector';
 import type { Signaller } from '../informers/signaller';
+import { clusterRoleAggregationWorkflow } from '../../workflows/clusterrole-aggregation/workflow';
 
 export const CLUSTERROLES_PATH = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
 
@@ -41,7 +42,7 @@ export function aggregationRoutes(input: InformerInput, signaller: Signaller): R
       const sources = sourcesOf(r.name, r.selectors, all).map(({ name, labels, rules }) => ({ name, labels, rules }));
       const args: AggregationWorkflowInput = { name: r.name, tuning: input.tuning };
       const event: AggregationEvent = { uid: r.uid, selectors: r.selectors, rules: r.rules, sources };
-      signaller.queue({ controller: 'clusterrole-aggregation', workflowType: 'clusterRoleAggregationWorkflow', kind: 'ClusterRole', namespace: '', name: r.name,
+      signaller.queue({ controller: 'clusterrole-aggregation', workflow: clusterRoleAggregationWorkflow, kind: 'ClusterRole', namespace: '', name: r.name,
         uid: r.uid, args, workflowId: aggregationWorkflowId(r.name) }, event, (_a, b) => b);
     }
   };

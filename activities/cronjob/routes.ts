@@ -4,6 +4,7 @@ import { childJob, cronJobView } from './activities';
 import type { Handler } from '../informers/reflector';
 import type { InformerInput, RouteFamily } from '../informers/family';
 import type { Signaller } from '../informers/signaller';
+import { cronJobWorkflow } from '../../workflows/cronjob/workflow';
 
 export const CRONJOBS_PATH = '/apis/batch/v1/cronjobs';
 export const JOBS_PATH = '/apis/batch/v1/jobs';
@@ -26,7 +27,7 @@ export function cronJobRoutes(input: InformerInput, signaller: Signaller): Route
 
   const queue = (cj: Pick<CronJobView, 'namespace' | 'name' | 'uid'>, event: CronJobEvent) => {
     const args: CronJobWorkflowInput = { namespace: cj.namespace, name: cj.name, uid: cj.uid, tuning: input.tuning };
-    signaller.queue({ controller: 'cronjob', workflowType: 'cronJobWorkflow', kind: 'CronJob', namespace: cj.namespace, name: cj.name, uid: cj.uid, args },
+    signaller.queue({ controller: 'cronjob', workflow: cronJobWorkflow, kind: 'CronJob', namespace: cj.namespace, name: cj.name, uid: cj.uid, args },
       event, mergeCronJobEvents);
   };
 

@@ -6,6 +6,7 @@ import type { InformerInput, RouteFamily } from '../informers/family';
 import type { Handler } from '../informers/reflector';
 import { PODS_PATH } from '../replicaset/routes';
 import type { Signaller } from '../informers/signaller';
+import { deploymentWorkflow } from '../../workflows/deployment/workflow';
 
 const DEPLOYMENTS_PATH = '/apis/apps/v1/deployments';
 const REPLICASETS_PATH = '/apis/apps/v1/replicasets';
@@ -59,7 +60,7 @@ export function deploymentRoutes(input: InformerInput, signaller: Signaller): Ro
 
   const queue = (d: Pick<DeploymentEntry, 'namespace' | 'name' | 'uid'>, event: DeploymentEvent, urgent = false) => {
     const args: DeploymentWorkflowInput = { namespace: d.namespace, name: d.name, uid: d.uid, tuning: input.tuning };
-    signaller.queue({ controller: 'deployment', workflowType: 'deploymentWorkflow', kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, args },
+    signaller.queue({ controller: 'deployment', workflow: deploymentWorkflow, kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, args },
       event, mergeDeploymentEvents, urgent);
   };
 

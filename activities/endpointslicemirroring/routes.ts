@@ -13,6 +13,11 @@ import type { KubeObject } from '../kube/projections';
 import type { InformerInput, RouteFamily } from '../informers/family';
 import type { Handler } from '../informers/reflector';
 import type { Signaller } from '../informers/signaller';
+import { flagGiven, intFlag } from '../../workers/flags';
+import { endpointSliceMirroringWorkflow } from '../../workflows/endpointslicemirroring/workflow';
+
+export const MIRRORING_MAX_ENDPOINTS_PER_SUBSET = intFlag('mirroring-max-endpoints-per-subset', 1000,
+  'most addresses of one Endpoints subset mirrored into EndpointSlices (1..1000)', { max: 1000 });
 
 export const SERVICES_PATH = '/api/v1/services';
 export const ENDPOINTS_PATH = '/api/v1/endpoints';
@@ -47,7 +52,7 @@ function mirrorable(o: KubeObject): boolean {
  */
 export function mirroringRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
   if (!input.controllers.includes(MIRRORING_CONTROLLER)) return undefined;
-  const maxEndpointsPerSubset = input.settings?.mirroringMaxEndpointsPerSubset;
+  const maxEndpointsPerSubset = flagGiven(input.flags, MIRRORING_MAX_ENDPOINTS_PER_SUBSET);
 
   /** every Service by key: its UID and whether it selects pods */
   const services = new Map<string, { uid: string; selectorless: boolean }>();
@@ -64,7 +69,7 @@ export function mirroringRoutes(input: InformerInput, signaller: Signaller): Rou
     const name = key.slice(cut + 1);
     const args: MirroringWorkflowInput = { namespace, name, tuning: input.tuning, ...(maxEndpointsPerSubset ? { maxEndpointsPerSubset } : {}) };
     signaller.queue({
-      controller: MIRRORING_CONTROLLER, workflowType: 'endpointSliceMirroringWorkflow', kind: 'Endpoints', namespace, name,
+      controller: MIRRORING_CONTROLLER, workflow: endpointSliceMirroringWorkflow, kind: 'Endpoints', namespace, name,
       uid: endpoints.get(key)?.uid ?? services.get(key)?.uid ?? '', args, workflowId: mirroringWorkflowId(namespace, name),
     }, event, mergeMirroringEvents);
   };

@@ -8,6 +8,7 @@ import type { InformerInput, RouteFamily } from '../informers/family';
 import type { Handler } from '../informers/reflector';
 import { SetIndex } from '../informers/set-index';
 import type { Signaller } from '../informers/signaller';
+import { garbageCollectorWorkflow } from '../../workflows/gc/workflow';
 
 interface Node {
   ref: ObjectRef;
@@ -41,7 +42,7 @@ export function gcRoutes(input: InformerInput, signaller: Signaller, rest: KubeR
     const args: GcWorkflowInput = { ref: n.ref, tuning: input.tuning };
     const elsewhere = n.owners.map((o) => nodes.get(o.uid)?.ref).filter((r): r is ObjectRef => !!r && !sameScope(n, r));
     const event: GcEvent = { dependents: refsOf(n.ref.uid), ...(elsewhere.length ? { ownersElsewhere: elsewhere } : {}) };
-    signaller.queue({ controller: 'garbagecollector', workflowType: 'garbageCollectorWorkflow', kind: n.ref.kind,
+    signaller.queue({ controller: 'garbagecollector', workflow: garbageCollectorWorkflow, kind: n.ref.kind,
       namespace: n.ref.namespace ?? '', name: n.ref.name, uid: n.ref.uid, args, workflowId: gcWorkflowId(n.ref) },
       event, (_a, b) => b);
   };

@@ -1,24 +1,15 @@
 import type { LoopTuning } from '../../workflows/runtime/object-loop';
+import type { FlagValues } from '../../workers/flags';
 import type { Handler } from './reflector';
 
-/** What the informer activity is told; every replica starts the informer workflow with the same. */
+/** What the informer activity is told; every replica of one set of controllers starts its informer with the same. */
 export interface InformerInput {
+  /** short names of the controllers this informer routes for */
   controllers: string[];
   tuning?: Partial<LoopTuning>;
   burstReplicas?: number;
-  settings?: ControllerSettings;
-}
-
-/** Per-controller periods and knobs from the run flags that route families hand their workflows. */
-export interface ControllerSettings {
-  /** --resource-quota-sync-period: every quota is fully recounted this often */
-  resourceQuotaSyncMs?: number;
-  /** --namespace-sync-period: a terminating namespace is looked at again at least this often */
-  namespaceSyncMs?: number;
-  /** --max-endpoints-per-slice */
-  maxEndpointsPerSlice?: number;
-  /** --mirroring-max-endpoints-per-subset */
-  mirroringMaxEndpointsPerSubset?: number;
+  /** the replica's resolved flags, by name; routes read their controller's with flagValue() */
+  flags?: FlagValues;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { KubeObject } from '../kube/projections';
-import { ApiError, KubeRest } from '../kube/rest';
+import { ApiError, KubeRest, onAbort } from '../kube/rest';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -18,11 +18,12 @@ export interface ReflectorStats {
   lastEventAt: number;
 }
 
+/** Every reflector backs off on the one informer signal: onAbort keeps that to one listener. */
 export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const onAbort = () => { clearTimeout(t); resolve(); };
-    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    let off: () => void = () => undefined;
+    const t = setTimeout(() => { off(); resolve(); }, ms);
+    if (signal) off = onAbort(signal, () => { clearTimeout(t); resolve(); });
   });
 
 /**
@@ -80,6 +81,12 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
         if (gone || (e instanceof ApiError && e.status === 410)) {
           logger.info({ path }, 'watch expired (410 Gone); relisting');
           break;
+        }
+        // A quiet resource sends nothing for minutes; the idle guard ends such a watch and it
+        // resumes from where it was. That is routine, not worth a warning or a pause.
+        if (e instanceof ApiError && e.status === 0 && e.message.includes('no data for')) {
+          logger.debug({ path }, 'quiet watch renewed');
+          continue;
         }
         logger.warn({ path, err: String(e) }, 'watch broke; resuming');
         await sleep(1000, signal);

@@ -1,18 +1,24 @@
 import type { Client } from '@temporalio/client';
+import type { Workflow } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
+import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { SA_CONTROLLER, SA_KIND, SA_NAME, SA_NAMESPACE, SA_UID } from '../../workflows/search-attributes';
 
-/** Who a signal is for: the object's workflow, started by the signal if it is not running. */
-export interface Target {
+/**
+ * Who a signal is for: the object's workflow, started by the signal if it is not running, on its
+ * controller's task queue. The workflow is named by its function, so its input is type-checked
+ * and a renamed workflow fails to compile instead of failing at run time.
+ */
+export interface Target<W extends Workflow = Workflow> {
   controller: string;
-  workflowType: string;
+  workflow: W;
   kind: string;
   namespace: string;
   name: string;
   uid: string;
   /** the workflow's input, used only when the signal starts it */
-  args: unknown;
+  args: Parameters<W>[0];
   /** default `<controller>/<namespace>/<name>` */
   workflowId?: string;
 }
@@ -62,7 +68,7 @@ export class Signaller {
     return this.pending.size;
   }
 
-  queue<E>(target: Target, event: E, merge: (earlier: E, later: E) => E, urgent = false): void {
+  queue<W extends Workflow, E>(target: Target<W>, event: E, merge: (earlier: E, later: E) => E, urgent = false): void {
     const id = target.workflowId ?? `${target.controller}/${target.namespace}/${target.name}`;
     const prev = this.pending.get(id);
     const m = merge as (a: unknown, b: unknown) => unknown;
@@ -125,9 +131,9 @@ export class Signaller {
   private async send(workflowId: string, item: Pending): Promise<void> {
     const t = item.target;
     try {
-      await this.client.workflow.signalWithStart(t.workflowType, {
+      await this.client.workflow.signalWithStart(t.workflow, {
         workflowId,
-        taskQueue: this.taskQueue,
+        taskQueue: controllerTaskQueue(this.taskQueue, t.controller),
         args: [t.args],
         signal: OBJECT_EVENT_SIGNAL,
         signalArgs: [item.event],

@@ -7,6 +7,7 @@ import type { Handler } from '../informers/reflector';
 import type { InformerInput, RouteFamily } from '../informers/family';
 import { PODS_PATH } from '../replicaset/routes';
 import type { Signaller } from '../informers/signaller';
+import { jobWorkflow } from '../../workflows/job/workflow';
 
 export const JOBS_PATH = '/apis/batch/v1/jobs';
 
@@ -28,7 +29,7 @@ export function jobRoutes(input: InformerInput, signaller: Signaller): RouteFami
 
   const queue = (job: JobView, event: JobEvent) => {
     const args: JobWorkflowInput = { namespace: job.namespace, name: job.name, uid: job.uid, tuning: input.tuning };
-    signaller.queue({ controller: 'job', workflowType: 'jobWorkflow', kind: 'Job', namespace: job.namespace, name: job.name, uid: job.uid, args },
+    signaller.queue({ controller: 'job', workflow: jobWorkflow, kind: 'Job', namespace: job.namespace, name: job.name, uid: job.uid, args },
       event, mergeJobEvents);
   };
 

@@ -1,5 +1,8 @@
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import * as os from 'node:os';
+import * as nodePath from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { TokenBucket } from './token-bucket';
 
@@ -39,6 +42,150 @@ export interface RequestOptions {
 export type ApiObserver = (verb: string, path: string, status: number) => void;
 
 /**
+ * Our program name: the first word of every User-Agent we send, and so (see
+ * fieldManagerFromUserAgent) the manager of every field we write, as `kube-controller-manager`
+ * is upstream's.
+ */
+export const PROGRAM = 'temporal-kcm';
+
+/** Go's GOARCH for Node's process.arch, so our User-Agent reads like a Go client's (amd64, not x64). */
+export function goArch(arch: string = process.arch, endianness: 'BE' | 'LE' = os.endianness()): string {
+  switch (arch) {
+    case 'x64': return 'amd64';
+    case 'ia32': return '386';
+    case 'mipsel': return 'mipsle';
+    case 'ppc64': return endianness === 'LE' ? 'ppc64le' : 'ppc64';
+    default: return arch; // arm, arm64, s390x, riscv64, loong64, mips, ppc: spelled alike
+  }
+}
+
+/** Go's GOOS for Node's process.platform. */
+export function goOs(platform: string = process.platform): string {
+  return platform === 'win32' ? 'windows' : platform === 'sunos' ? 'solaris' : platform;
+}
+
+/** client-go's adjustVersion: the release without its pre-release part, `unknown` when there is none. */
+function adjustVersion(v: string | undefined): string {
+  return v ? v.split('-')[0] : 'unknown';
+}
+
+let packageVersion: string | undefined;
+/** This package's version from its package.json, found upward from here (source and dist/ alike). */
+export function ownVersion(): string {
+  if (packageVersion !== undefined) return packageVersion;
+  packageVersion = '';
+  for (let dir = __dirname; ; dir = nodePath.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(nodePath.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === PROGRAM) { packageVersion = pkg.version ?? ''; break; }
+    } catch { /* none here */ }
+    if (nodePath.dirname(dir) === dir) break;
+  }
+  return packageVersion;
+}
+
+export interface UserAgentInfo {
+  version?: string;
+  platform?: string;
+  arch?: string;
+}
+
+/**
+ * The User-Agent of a client with no controller of its own, shaped like client-go's
+ * rest.DefaultKubernetesUserAgent (`kube-controller-manager/v1.35.4 (linux/amd64) kubernetes/<commit>`):
+ * `temporal-kcm/0.1.0 (linux/amd64) temporal-kcm`.
+ */
+export function defaultUserAgent(info: UserAgentInfo = {}): string {
+  const version = adjustVersion(info.version ?? ownVersion());
+  return `${PROGRAM}/${version} (${goOs(info.platform)}/${goArch(info.arch)}) ${PROGRAM}`;
+}
+
+/**
+ * A controller's User-Agent, as client-go's rest.AddUserAgent builds it for kube-controller-manager's
+ * controller clients: the default one, `/`, and the client's name (the controller's ServiceAccount
+ * name, or with --use-service-account-credentials that account's user name), e.g.
+ * `temporal-kcm/0.1.0 (linux/amd64) temporal-kcm/replicaset-controller`.
+ */
+export function userAgentFor(name?: string, info: UserAgentInfo = {}): string {
+  const base = defaultUserAgent(info);
+  return name ? `${base}/${name}` : base;
+}
+
+/**
+ * The field manager the API server records for a write that names none: the User-Agent up to its
+ * first `/`, unprintable characters dropped, at most 128 bytes (apiserver's prefixFromUserAgent in
+ * endpoints/handlers/create.go; an empty result becomes `unknown`). For every User-Agent above
+ * that is `temporal-kcm`, so we leave fieldManager out, as upstream's controllers do.
+ */
+export function fieldManagerFromUserAgent(userAgent: string): string {
+  let out = '';
+  for (const ch of userAgent.split('/')[0]) {
+    if (/[\p{C}\p{Zl}\p{Zp}]/u.test(ch) || (/\p{Zs}/u.test(ch) && ch !== ' ')) continue;
+    if (Buffer.byteLength(out + ch) > 128) break;
+    out += ch;
+  }
+  return out || 'unknown';
+}
+
+/**
+ * The path a request goes to. Writes carry no fieldManager, so the API server takes it from the
+ * User-Agent (`temporal-kcm`), except a server-side apply, which must name one: one that names none
+ * gets ours. A fieldManager already in the path (e.g. the clusterrole aggregation controller's
+ * own, as upstream) is kept.
+ */
+export function requestPath(method: string, path: string, contentType?: string): string {
+  if (method !== 'PATCH' || contentType !== 'application/apply-patch+yaml') return path;
+  if (/[?&]fieldManager=/.test(path)) return path;
+  return `${path}${path.includes('?') ? '&' : '?'}fieldManager=${PROGRAM}`;
+}
+
+/** The headers of one request: who we are, what we accept, and the body's type and length. */
+export function requestHeaders(userAgent: string, ro: { accept?: string; contentType?: string } = {}, payload?: string): Record<string, string> {
+  const headers: Record<string, string> = { 'User-Agent': userAgent, Accept: ro.accept ?? 'application/json' };
+  if (payload !== undefined) {
+    headers['Content-Type'] = ro.contentType ?? 'application/json';
+    headers['Content-Length'] = String(Buffer.byteLength(payload));
+  }
+  return headers;
+}
+
+/** One real 'abort' listener per signal, whatever the number of waiters on it. */
+const abortWaiters = new WeakMap<AbortSignal, { waiters: Set<() => void>; listener: () => void }>();
+
+/**
+ * Calls `fn` once when `signal` aborts (at once if it has); the returned function unsubscribes.
+ * Every informer's watches and back-off sleeps wait on one long-lived signal, dozens at once:
+ * adding a listener each would trip Node's MaxListenersExceededWarning (11 on one AbortSignal).
+ * Here they share one listener, removed with the last waiter.
+ */
+export function onAbort(signal: AbortSignal, fn: () => void): () => void {
+  if (signal.aborted) {
+    fn();
+    return () => undefined;
+  }
+  let entry = abortWaiters.get(signal);
+  if (!entry) {
+    const waiters = new Set<() => void>();
+    const listener = () => {
+      abortWaiters.delete(signal);
+      for (const w of [...waiters]) w();
+      waiters.clear();
+    };
+    entry = { waiters, listener };
+    abortWaiters.set(signal, entry);
+    signal.addEventListener('abort', listener, { once: true });
+  }
+  const e = entry;
+  const waiter = () => fn();
+  e.waiters.add(waiter);
+  return () => {
+    if (!e.waiters.delete(waiter) || e.waiters.size) return;
+    signal.removeEventListener('abort', e.listener);
+    if (abortWaiters.get(signal) === e) abortWaiters.delete(signal);
+  };
+}
+
+/**
  * A bearer token source that replaces the kubeconfig's own credentials (a controller's
  * ServiceAccount token); `invalidate` is called when the API server answers 401.
  */
@@ -54,7 +201,8 @@ export interface BearerAuth {
  */
 export class KubeRest {
   private readonly server: string;
-  private agent?: https.Agent;
+  /** the keep-alive agent, shared by clients that differ only in User-Agent */
+  private transport: { agent?: https.Agent } = {};
 
   constructor(
     private readonly kc: k8s.KubeConfig,
@@ -62,6 +210,8 @@ export class KubeRest {
     private readonly observe: ApiObserver = () => undefined,
     master?: string,
     private readonly auth?: BearerAuth,
+    /** sent on every request; see userAgentFor */
+    readonly userAgent: string = defaultUserAgent(),
   ) {
     const cluster = kc.getCurrentCluster();
     const server = master || cluster?.server;
@@ -71,21 +221,21 @@ export class KubeRest {
 
   private async options(method: string, path: string, headers: Record<string, string>, timeoutMs?: number): Promise<https.RequestOptions & { url: URL }> {
     const url = new URL(this.server + path);
-    const opts: https.RequestOptions = { method, headers: { Accept: 'application/json', ...headers }, timeout: timeoutMs };
+    const opts: https.RequestOptions = { method, headers, timeout: timeoutMs };
     await this.kc.applyToHTTPSOptions(opts);
     if (url.protocol === 'https:') {
       // The kube client builds a fresh agent (a new TLS handshake) per request; one keep-alive
       // agent per identity reuses connections. With a bearer token the kubeconfig still says how
       // to trust the server, but who we are comes from the token alone: no client certificate.
       const o = opts as https.RequestOptions & https.AgentOptions;
-      this.agent ??= new https.Agent({
+      this.transport.agent ??= new https.Agent({
         keepAlive: true,
         ca: o.ca,
         ...(this.auth ? {} : { cert: o.cert, key: o.key, pfx: o.pfx, passphrase: o.passphrase }),
         ...(o.rejectUnauthorized !== undefined ? { rejectUnauthorized: o.rejectUnauthorized } : {}),
         ...(o.servername ? { servername: o.servername } : {}),
       });
-      opts.agent = this.agent;
+      opts.agent = this.transport.agent;
       // TLS material on the request itself would override the agent's
       if (this.auth) for (const k of ['cert', 'key', 'pfx', 'passphrase'] as const) delete o[k];
     }
@@ -94,8 +244,18 @@ export class KubeRest {
   }
 
   /** The same server and transport, calling as someone else, with a rate limit of its own. */
-  withAuth(auth: BearerAuth, limiter: TokenBucket): KubeRest {
-    return new KubeRest(this.kc, limiter, this.observe, this.server, auth);
+  withAuth(auth: BearerAuth, limiter: TokenBucket, userAgent: string = this.userAgent): KubeRest {
+    return new KubeRest(this.kc, limiter, this.observe, this.server, auth, userAgent);
+  }
+
+  /**
+   * The same client (credentials, rate limit, metrics, connections) under another User-Agent, as
+   * upstream's SimpleControllerClientBuilder gives each controller: see userAgentFor.
+   */
+  withUserAgent(userAgent: string): KubeRest {
+    const c = new KubeRest(this.kc, this.limiter, this.observe, this.server, this.auth, userAgent);
+    c.transport = this.transport;
+    return c;
   }
 
   async request<T = unknown>(method: string, path: string, ro: RequestOptions = {}): Promise<RestResponse<T>> {
@@ -111,15 +271,9 @@ export class KubeRest {
 
   private async requestOnce<T>(method: string, path: string, ro: RequestOptions): Promise<RestResponse<T>> {
     await this.limiter.take();
-    const headers: Record<string, string> = {};
-    let payload: string | undefined;
-    if (ro.body !== undefined) {
-      payload = JSON.stringify(ro.body);
-      headers['Content-Type'] = ro.contentType ?? 'application/json';
-      headers['Content-Length'] = String(Buffer.byteLength(payload));
-    }
-    if (ro.accept) headers.Accept = ro.accept;
-    const { url, ...opts } = await this.options(method, path, headers, ro.timeoutMs ?? 30_000);
+    const payload = ro.body !== undefined ? JSON.stringify(ro.body) : undefined;
+    const headers = requestHeaders(this.userAgent, ro, payload);
+    const { url, ...opts } = await this.options(method, requestPath(method, path, ro.contentType), headers, ro.timeoutMs ?? 30_000);
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       const req = mod.request(url, opts, (res) => {
@@ -152,21 +306,27 @@ export class KubeRest {
    * aborts, or no byte (bookmarks included) arrives for `idleMs`.
    */
   async watch(path: string, onEvent: (e: { type: string; object: unknown }) => void, signal: AbortSignal, idleMs = 120_000, accept?: string): Promise<void> {
+    if (signal.aborted) return;
     await this.limiter.take();
-    const { url, ...opts } = await this.options('GET', path, accept ? { Accept: accept } : {});
+    const { url, ...opts } = await this.options('GET', path, requestHeaders(this.userAgent, { accept }));
+    if (signal.aborted) return;
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       // A stream can end in several ways (end, error, close, abort, handler failure), often more
       // than one at once; the first one settles the watch, so it can never hang unsettled.
       let settled = false;
+      let unsubscribe: () => void = () => undefined;
       const finish = (err?: Error) => {
         if (settled) return;
         settled = true;
+        unsubscribe();
         req.destroy();
         if (err && !signal.aborted) reject(err);
         else resolve();
       };
-      const req = mod.request(url, { ...opts, timeout: idleMs, signal }, (res) => {
+      // No `signal` option: Node would add an abort listener per request to the one signal all
+      // watches share; onAbort keeps that to one listener however many watches are open.
+      const req = mod.request(url, { ...opts, timeout: idleMs }, (res) => {
         const status = res.statusCode ?? 0;
         this.observe('WATCH', path, status);
         if (status !== 200) {
@@ -203,6 +363,7 @@ export class KubeRest {
       });
       req.on('timeout', () => finish(new ApiError(0, 'ConnectionError', `WATCH ${path}: no data for ${idleMs} ms`)));
       req.on('error', (e) => finish(new ApiError(0, 'ConnectionError', `WATCH ${path}: ${e.message}`)));
+      unsubscribe = onAbort(signal, () => finish());
       req.end();
     });
   }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { ApiError, BearerAuth, KubeRest } from './rest';
+import { ApiError, BearerAuth, KubeRest, userAgentFor } from './rest';
 import { TokenBucket } from './token-bucket';
 
 /** Where upstream keeps the controllers' own ServiceAccounts, bound to the system:controller:* roles. */
@@ -65,17 +65,31 @@ export class ServiceAccountToken implements BearerAuth {
 }
 
 /**
+ * The User-Agent of a controller's client, as upstream's client builders name it: the
+ * ServiceAccount's user name with --use-service-account-credentials (DynamicControllerClientBuilder),
+ * else the account's name (SimpleControllerClientBuilder), e.g.
+ * `temporal-kcm/0.1.0 (linux/amd64) temporal-kcm/system:serviceaccount:kube-system:replicaset-controller`
+ * or `temporal-kcm/0.1.0 (linux/amd64) temporal-kcm/replicaset-controller`.
+ */
+export function controllerUserAgent(serviceAccount: string, useServiceAccounts: boolean): string {
+  return userAgentFor(useServiceAccounts ? `system:serviceaccount:${CONTROLLER_SA_NAMESPACE}:${serviceAccount}` : serviceAccount);
+}
+
+/**
  * The API client each controller's activities use: with --use-service-account-credentials, one
  * per controller, calling as that controller's ServiceAccount with its own rate limit (upstream
- * gives every controller client its own QPS budget too); otherwise the manager's own client.
+ * gives every controller client its own QPS budget too); otherwise the manager's own client and
+ * rate limit. Either way each controller's requests carry its own User-Agent.
  */
 export function controllerClients(root: KubeRest, useServiceAccounts: boolean, qps: number, burst: number, logger: Logger) {
   const clients = new Map<string, KubeRest>();
   return (serviceAccount: string): KubeRest => {
-    if (!useServiceAccounts) return root;
     let c = clients.get(serviceAccount);
     if (!c) {
-      c = root.withAuth(new ServiceAccountToken(root, serviceAccount, logger), new TokenBucket(qps, burst));
+      const userAgent = controllerUserAgent(serviceAccount, useServiceAccounts);
+      c = useServiceAccounts
+        ? root.withAuth(new ServiceAccountToken(root, serviceAccount, logger), new TokenBucket(qps, burst), userAgent)
+        : root.withUserAgent(userAgent);
       clients.set(serviceAccount, c);
     }
     return c;

@@ -5,6 +5,10 @@ import type { InformerInput, RouteFamily } from '../informers/family';
 import type { Handler } from '../informers/reflector';
 import type { Signaller } from '../informers/signaller';
 import { NAMESPACES_PATH } from '../informers/namespace-phases';
+import { durationFlag, flagGiven } from '../../workers/flags';
+import { namespaceWorkflow } from '../../workflows/namespace/workflow';
+
+export const NAMESPACE_SYNC_PERIOD = durationFlag('namespace-sync-period', '5m', 'how often a terminating namespace is looked at again');
 
 
 interface Terminating {
@@ -32,9 +36,9 @@ export function namespaceRoutes(input: InformerInput, signaller: Signaller): Rou
   const seen = new Map<string, Terminating>(); // by uid
 
   const queue = (ns: Terminating, relist: boolean) => {
-    const args: NamespaceWorkflowInput = { name: ns.name, uid: ns.uid, syncMs: input.settings?.namespaceSyncMs, tuning: input.tuning };
+    const args: NamespaceWorkflowInput = { name: ns.name, uid: ns.uid, syncMs: flagGiven(input.flags, NAMESPACE_SYNC_PERIOD), tuning: input.tuning };
     const event: NamespaceEvent = relist ? { uid: ns.uid, relist: true } : { uid: ns.uid };
-    signaller.queue({ controller: 'namespace', workflowType: 'namespaceWorkflow', kind: 'Namespace', namespace: '', name: ns.name, uid: ns.uid, args,
+    signaller.queue({ controller: 'namespace', workflow: namespaceWorkflow, kind: 'Namespace', namespace: '', name: ns.name, uid: ns.uid, args,
       workflowId: namespaceWorkflowId(ns.name) }, event, mergeNamespaceEvents);
   };
 

@@ -9,6 +9,7 @@ import type { Handler } from '../informers/reflector';
 import type { InformerInput, RouteFamily } from '../informers/family';
 import { SetIndex } from '../informers/set-index';
 import type { Signaller } from '../informers/signaller';
+import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
 
 interface OwnerResource {
   controller: 'replicaset' | 'replicationcontroller';
@@ -78,7 +79,7 @@ export function replicaRoutes(input: InformerInput, signaller: Signaller): Route
       controller: res.controller, kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid,
       tuning: input.tuning, burstReplicas: input.burstReplicas,
     };
-    signaller.queue({ controller: res.controller, workflowType: 'replicaOwnerWorkflow', kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid, args },
+    signaller.queue({ controller: res.controller, workflow: replicaOwnerWorkflow, kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid, args },
       event, mergeReplicaOwnerEvents, urgent);
   };
 

@@ -8,6 +8,10 @@ import type { InformerInput, RouteFamily } from '../informers/family';
 import type { Handler } from '../informers/reflector';
 import { SetIndex } from '../informers/set-index';
 import type { Signaller } from '../informers/signaller';
+import { durationFlag, flagGiven } from '../../workers/flags';
+import { resourceQuotaWorkflow } from '../../workflows/resourcequota/workflow';
+
+export const RESOURCE_QUOTA_SYNC_PERIOD = durationFlag('resource-quota-sync-period', '5m', 'how often every resource quota is recounted in full');
 
 export const RESOURCE_QUOTAS_PATH = '/api/v1/resourcequotas';
 
@@ -63,13 +67,14 @@ export function quotaRoutes(input: InformerInput, signaller: Signaller): RouteFa
   if (!input.controllers.includes('resourcequota')) return undefined;
   const quotas = new Map<string, QuotaEntry>(); // by UID
   const byNamespace = new SetIndex<string, string>();
+  const syncMs = flagGiven(input.flags, RESOURCE_QUOTA_SYNC_PERIOD);
 
   const queue = (q: QuotaEntry, event: ResourceQuotaEvent) => {
     const args: ResourceQuotaWorkflowInput = {
       namespace: q.namespace, name: q.name, uid: q.uid, tuning: input.tuning,
-      ...(input.settings?.resourceQuotaSyncMs ? { syncMs: input.settings.resourceQuotaSyncMs } : {}),
+      ...(syncMs ? { syncMs } : {}),
     };
-    signaller.queue({ controller: 'resourcequota', workflowType: 'resourceQuotaWorkflow', kind: 'ResourceQuota', namespace: q.namespace,
+    signaller.queue({ controller: 'resourcequota', workflow: resourceQuotaWorkflow, kind: 'ResourceQuota', namespace: q.namespace,
       name: q.name, uid: q.uid, args, workflowId: resourceQuotaWorkflowId(q.namespace, q.name) }, event, mergeResourceQuotaEvents);
   };
 

@@ -6,6 +6,7 @@ import type { InformerInput, RouteFamily } from '../informers/family';
 import { NAMESPACES_PATH, NamespacePhases } from '../informers/namespace-phases';
 import type { Handler } from '../informers/reflector';
 import type { Signaller } from '../informers/signaller';
+import { rootCaWorkflow } from '../../workflows/root-ca-cert-publisher/workflow';
 
 /** Only the one ConfigMap name matters, so only it is watched. */
 export const ROOT_CA_CONFIGMAPS_PATH = `/api/v1/configmaps?fieldSelector=${encodeURIComponent(`metadata.name=${ROOT_CA_CONFIGMAP}`)}`;
@@ -28,7 +29,7 @@ export function rootCaRoutes(input: InformerInput, signaller: Signaller, rootCa:
     if (!rootCaWriteNeeded(active, configMap, caSha256)) return;
     const args: RootCaWorkflowInput = { namespace: ns, caSha256, tuning: input.tuning };
     const event: RootCaEvent = { active, ...(configMap ? { configMap } : {}) };
-    signaller.queue({ controller: 'root-ca-cert-publisher', workflowType: 'rootCaWorkflow', kind: 'Namespace', namespace: ns, name: ns, uid: '',
+    signaller.queue({ controller: 'root-ca-cert-publisher', workflow: rootCaWorkflow, kind: 'Namespace', namespace: ns, name: ns, uid: '',
       args, workflowId: rootCaWorkflowId(ns) }, event, (_a, b) => b);
   };
   const phases = new NamespacePhases((ns) => check(ns));

@@ -1,3 +1,4 @@
+import type { RouteFactory } from '../../workers/descriptor';
 import { CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../../workflows/endpointslice/types';
 import { mergeServicePodsEvents } from '../../workflows/service-endpoints/state';
 import type { EndpointPod, ServicePodsEvent, ServiceView } from '../../workflows/service-endpoints/types';
@@ -6,6 +7,11 @@ import type { InformerInput, RouteFamily } from '../informers/family';
 import type { Handler } from '../informers/reflector';
 import { SetIndex } from '../informers/set-index';
 import type { Signaller } from '../informers/signaller';
+import { flagGiven, intFlag } from '../../workers/flags';
+import { endpointsWorkflow } from '../../workflows/endpoints/workflow';
+import { endpointSliceWorkflow } from '../../workflows/endpointslice/workflow';
+
+export const MAX_ENDPOINTS_PER_SLICE = intFlag('max-endpoints-per-slice', 100, 'most endpoints one EndpointSlice holds (1..1000)', { max: 1000 });
 
 export const SERVICES_PATH = '/api/v1/services';
 const PODS_PATH = '/api/v1/pods';
@@ -16,8 +22,8 @@ const ZONE_LABEL = 'topology.kubernetes.io/zone';
 
 /** The controllers fed by these routes, and how their workflows are named and started. */
 const TARGETS = [
-  { controller: 'endpoint', workflowType: 'endpointsWorkflow', prefix: 'endpoints' },
-  { controller: 'endpointslice', workflowType: 'endpointSliceWorkflow', prefix: 'endpointslice' },
+  { controller: 'endpoint', prefix: 'endpoints' },
+  { controller: 'endpointslice', prefix: 'endpointslice' },
 ] as const;
 
 type PodObject = KubeObject & {
@@ -110,6 +116,7 @@ const samePod = (a: EndpointPod, b: EndpointPod) => JSON.stringify({ ...a, resou
 export function serviceRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
   const targets = TARGETS.filter((t) => input.controllers.includes(t.controller));
   if (!targets.length) return undefined;
+  const maxEndpointsPerSlice = flagGiven(input.flags, MAX_ENDPOINTS_PER_SLICE);
   const services = new Map<string, ServiceView>(); // ns/name -> service (with selector)
   const index = new SetIndex<string, string>(); // ns \0 k=v -> service keys
   const pods = new Map<string, EndpointPod>(); // uid -> pod
@@ -142,11 +149,13 @@ export function serviceRoutes(input: InformerInput, signaller: Signaller): Route
 
   const send = (s: { namespace: string; name: string; uid: string }, event: ServicePodsEvent, only?: (typeof TARGETS)[number]) => {
     for (const t of only ? [only] : targets) {
-      signaller.queue({ controller: t.controller, workflowType: t.workflowType, kind: 'Service', namespace: s.namespace, name: s.name, uid: s.uid,
-        workflowId: `${t.prefix}/${s.namespace}/${s.name}`,
-        args: { namespace: s.namespace, name: s.name, uid: s.uid, tuning: input.tuning,
-          ...(t.controller === 'endpointslice' && input.settings?.maxEndpointsPerSlice ? { maxEndpointsPerSlice: input.settings.maxEndpointsPerSlice } : {}) } },
-      event, mergeServicePodsEvents);
+      const who = { controller: t.controller, kind: 'Service', namespace: s.namespace, name: s.name, uid: s.uid, workflowId: `${t.prefix}/${s.namespace}/${s.name}` };
+      const args = { namespace: s.namespace, name: s.name, uid: s.uid, tuning: input.tuning };
+      if (t.controller === 'endpointslice') {
+        signaller.queue({ ...who, workflow: endpointSliceWorkflow, args: { ...args, ...(maxEndpointsPerSlice ? { maxEndpointsPerSlice } : {}) } }, event, mergeServicePodsEvents);
+      } else {
+        signaller.queue({ ...who, workflow: endpointsWorkflow, args }, event, mergeServicePodsEvents);
+      }
     }
   };
   const full = (s: ServiceView) => send(s, { service: s, pods: podsOf(s), relist: true });
@@ -283,3 +292,6 @@ export function serviceRoutes(input: InformerInput, signaller: Signaller): Route
     sizes: () => ({ services: services.size, endpointPods: pods.size }),
   };
 }
+
+/** Both controllers share one engine (one Service, pod and node cache); the informer builds it once. */
+export const serviceEndpointsRoutes: RouteFactory = ({ input, signaller }) => serviceRoutes(input, signaller);

@@ -12,6 +12,7 @@ import type { KubeObject } from '../kube/projections';
 import type { InformerInput, RouteFamily } from '../informers/family';
 import type { Handler } from '../informers/reflector';
 import type { Signaller } from '../informers/signaller';
+import { tokenSecretWorkflow } from '../../workflows/serviceaccount-token/workflow';
 
 export const SERVICE_ACCOUNTS_PATH = '/api/v1/serviceaccounts';
 /** Only token Secrets: the rest of the cluster's Secrets never reach this process. */
@@ -73,7 +74,7 @@ export function tokenRoutes(input: InformerInput, signaller: Signaller, options:
       ...(s.serviceAccountUid ? { serviceAccountUid: s.serviceAccountUid } : {}),
     };
     signaller.queue({
-      controller: TOKEN_CONTROLLER, workflowType: 'tokenSecretWorkflow', kind: 'Secret',
+      controller: TOKEN_CONTROLLER, workflow: tokenSecretWorkflow, kind: 'Secret',
       namespace: s.namespace, name: s.name, uid: s.uid, args, workflowId: tokenSecretWorkflowId(s.namespace, s.name),
     }, event, mergeTokenSecretEvents);
   };

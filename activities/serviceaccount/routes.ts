@@ -6,6 +6,7 @@ import { NAMESPACES_PATH, NamespacePhases } from '../informers/namespace-phases'
 import type { Handler } from '../informers/reflector';
 import { SetIndex } from '../informers/set-index';
 import type { Signaller } from '../informers/signaller';
+import { serviceAccountWorkflow } from '../../workflows/serviceaccount/workflow';
 
 export const SERVICEACCOUNTS_PATH = '/api/v1/serviceaccounts';
 
@@ -27,7 +28,7 @@ export function serviceAccountRoutes(input: InformerInput, signaller: Signaller)
     if (!missingServiceAccounts(active, have).length) return;
     const args: ServiceAccountWorkflowInput = { namespace: ns, tuning: input.tuning };
     const event: NamespaceAccountsEvent = { active, present: have };
-    signaller.queue({ controller: 'serviceaccount', workflowType: 'serviceAccountWorkflow', kind: 'Namespace', namespace: ns, name: ns, uid: '',
+    signaller.queue({ controller: 'serviceaccount', workflow: serviceAccountWorkflow, kind: 'Namespace', namespace: ns, name: ns, uid: '',
       args, workflowId: serviceAccountWorkflowId(ns) }, event, (_a, b) => b);
   };
   const phases = new NamespacePhases((ns) => check(ns));

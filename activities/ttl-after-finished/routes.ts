@@ -5,6 +5,7 @@ import { jobTtlView } from './activities';
 import type { InformerInput, RouteFamily } from '../informers/family';
 import type { Handler } from '../informers/reflector';
 import type { Signaller } from '../informers/signaller';
+import { ttlAfterFinishedWorkflow } from '../../workflows/ttl-after-finished/workflow';
 
 export const JOBS_PATH = '/apis/batch/v1/jobs';
 
@@ -22,7 +23,7 @@ export function ttlAfterFinishedRoutes(input: InformerInput, signaller: Signalle
   const queue = (job: JobTtlView) => {
     const args: TtlAfterFinishedWorkflowInput = { namespace: job.namespace, name: job.name, uid: job.uid, tuning: input.tuning };
     const event: TtlAfterFinishedEvent = { job };
-    signaller.queue({ controller: CONTROLLER, workflowType: 'ttlAfterFinishedWorkflow', kind: 'Job', namespace: job.namespace, name: job.name,
+    signaller.queue({ controller: CONTROLLER, workflow: ttlAfterFinishedWorkflow, kind: 'Job', namespace: job.namespace, name: job.name,
       uid: job.uid, args, workflowId: ttlAfterFinishedWorkflowId(job.namespace, job.name) }, event, mergeTtlAfterFinishedEvents);
   };
 

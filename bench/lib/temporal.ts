@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import { informerWorkflowId } from '../../workflows/informer';
+import { informerWorkflowIdOf } from '../../workflows/informer';
+import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
 
 export interface TemporalHandle {
   client: Client;
@@ -19,7 +20,7 @@ export async function connectTemporal(address: string): Promise<TemporalHandle> 
 export async function historyEvents(client: Client, taskQueue: string): Promise<number> {
   let sum = 0;
   const open: Array<{ workflowId: string; runId: string }> = [];
-  for await (const w of client.workflow.list({ query: `TaskQueue = "${taskQueue}"` })) {
+  for await (const w of client.workflow.list({ query: deploymentQueuesQuery(taskQueue) })) {
     if (w.status.name === 'RUNNING') open.push({ workflowId: w.workflowId, runId: w.runId });
     else sum += w.historyLength;
   }
@@ -40,7 +41,9 @@ export async function historyEvents(client: Client, taskQueue: string): Promise<
 
 /** The pid of the replica running the watch activity (worker identity is `<host>-<pid>`). */
 export async function informerHolderPid(client: Client, taskQueue: string): Promise<number | undefined> {
-  const d = await client.workflow.getHandle(informerWorkflowId(taskQueue)).describe();
+  const id = await informerWorkflowIdOf(client, taskQueue);
+  if (!id) return undefined;
+  const d = await client.workflow.getHandle(id).describe();
   const identity = d.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '';
   const pid = Number(/-(\d+)$/.exec(identity)?.[1]);
   return Number.isFinite(pid) ? pid : undefined;
@@ -48,7 +51,7 @@ export async function informerHolderPid(client: Client, taskQueue: string): Prom
 
 /** Once no manager polls a bench task queue any more, its open runs (the informer above all) only linger: end them. */
 export async function terminateQueue(client: Client, taskQueue: string): Promise<void> {
-  for await (const w of client.workflow.list({ query: `TaskQueue = "${taskQueue}" AND ExecutionStatus = "Running"` })) {
+  for await (const w of client.workflow.list({ query: `${deploymentQueuesQuery(taskQueue)} AND ExecutionStatus = "Running"` })) {
     await client.workflow.getHandle(w.workflowId, w.runId).terminate('benchmark finished').catch(() => undefined);
   }
 }

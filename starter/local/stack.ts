@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { BinaryName, Logger, ensureBinaries } from './binaries';
+import { BinaryName, Logger, ensureBinaries, findOnPath, locateBinary } from './binaries';
 import { repoRoot } from './paths';
 import { CLIENTS, Pki, SERVICE_CLUSTER_IP_RANGE, ensurePki, pkiPaths } from './pki';
 import { renderKubeconfig } from './kubeconfig';
@@ -439,6 +439,53 @@ function describeAddress(name: ComponentName, s: StackState): string {
   }
 }
 
+/** The binaries `env` puts on PATH: what a user of the stack runs by hand. */
+export const PATH_BINARIES: BinaryName[] = ['kubectl', 'temporal'];
+
+/**
+ * PATH with the directories of `binaries` first, for `env` to print. Entries npm prepended for this
+ * process (`npx`: every node_modules/.bin up to /, and its node-gyp-bin) are dropped, so they do
+ * not leak into the user's shell. A binary that PATH already finds first needs nothing (so a
+ * second `eval` adds nothing); a directory holding the PATH delimiter cannot go on PATH at all.
+ * Undefined when there is nothing to add.
+ */
+export function pathWithBinaries(
+  binaries: string[],
+  currentPath: string,
+  find: (name: string, pathVar: string) => string | undefined = findOnPath,
+): string | undefined {
+  let entries = currentPath.split(path.delimiter);
+  const npmEnd = entries.map((e) => /[\\/]node-gyp-bin$/.test(e)).lastIndexOf(true);
+  if (npmEnd >= 0) entries = entries.slice(npmEnd + 1);
+  entries = entries.filter((e) => e !== '');
+  const userPath = entries.join(path.delimiter);
+  const add: string[] = [];
+  for (const bin of binaries) {
+    const dir = path.dirname(bin);
+    if (dir.includes(path.delimiter) || add.includes(dir)) continue;
+    const found = find(path.basename(bin), userPath);
+    if (found !== undefined && path.resolve(found) === path.resolve(bin)) continue;
+    add.push(dir);
+  }
+  return add.length ? [...add, ...entries].join(path.delimiter) : undefined;
+}
+
+/** The stack's own binary (as `up` recorded it), else where binaries.ts finds it now. */
+function stackBinary(name: BinaryName, state: StackState): string | undefined {
+  const recorded = state.binaries[name];
+  try {
+    if (recorded) {
+      fs.accessSync(recorded, fs.constants.X_OK);
+      return recorded;
+    }
+  } catch { /* moved or deleted since `up` */ }
+  try {
+    return locateBinary(name)?.path;
+  } catch {
+    return undefined; // a *_BIN variable naming no executable: nothing to put on PATH
+  }
+}
+
 /** The values `env` prints; throws if the stack is not fully running. */
 export async function connectionEnv(dataDir: string): Promise<Record<string, string>> {
   dataDir = path.resolve(dataDir);
@@ -450,13 +497,17 @@ export async function connectionEnv(dataDir: string): Promise<Record<string, str
         `; start it with \`temporal-kcm local up${dataDir === path.resolve('.local') ? '' : ` --data-dir ${dataDir}`}\``,
     );
   }
-  return {
+  const env: Record<string, string> = {
     KUBECONFIG: kubeconfigPath(dataDir, 'admin'),
     TEMPORAL_ADDRESS: `127.0.0.1:${state.ports.temporal}`,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_UI_URL: `http://127.0.0.1:${state.ports.temporalUi}`,
     TEMPORAL_KCM_DATA_DIR: dataDir,
   };
+  const bins = PATH_BINARIES.map((b) => stackBinary(b, state)).filter((b): b is string => b !== undefined);
+  const withBins = pathWithBinaries(bins, process.env.PATH ?? '');
+  if (withBins !== undefined) env.PATH = withBins;
+  return env;
 }
 
 export function describeStack(s: StackState): string {

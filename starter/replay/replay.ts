@@ -54,6 +54,13 @@ export interface ReplayHistoryOptions {
   workflowsPath?: string;
   /** receives the bundler's and replayer's messages; default: warnings and errors only */
   logger?: Logger;
+  /** workflow code bundled already (see bundleWorkflows): many histories then cost one webpack run */
+  bundle?: WorkflowBundleWithSourceMap;
+}
+
+/** Bundles the workflow code once, for replaying many histories against it (ReplayHistoryOptions.bundle). */
+export function bundleWorkflows(opts: { workflowsPath?: string; logger?: Logger } = {}): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath: opts.workflowsPath ?? defaultWorkflowsPath(), logger: opts.logger ?? new DefaultLogger('WARN') });
 }
 
 /** The workflows the manager registers, resolved from dist/ when compiled and from sources under ts-jest. */
@@ -117,7 +124,7 @@ export async function replayHistory(opts: ReplayHistoryOptions): Promise<ReplayR
   const workflowType = workflowTypeOf(events);
   const logger = opts.logger ?? new DefaultLogger('WARN');
   // bundled once: every probe below reuses it, so a search costs milliseconds per probe, not a webpack run
-  const bundle = await bundleWorkflowCode({ workflowsPath: opts.workflowsPath ?? defaultWorkflowsPath(), logger });
+  const bundle = opts.bundle ?? (await bundleWorkflowCode({ workflowsPath: opts.workflowsPath ?? defaultWorkflowsPath(), logger }));
   const replay = (upTo: number) => replayPrefix(bundle, events, upTo, opts.workflowId);
 
   const failure = await replay(events.length);

@@ -6,7 +6,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { ObjectRef, objectQuery } from '../operate/objects';
-import { failureText, type HistoryEventJson, type PendingActivityJson, type RunHistory } from './timeline';
+import { failureText, type HistoryEventJson, type PendingActivityJson, type RunHistory } from './history';
 
 export interface FetchOptions {
   /** most recent runs to read (continue-as-new makes many runs per workflow); default 50 */

@@ -3,44 +3,24 @@
  * reads like a controller log: what the controller saw (signals, reads), what it decided and wrote
  * (activities with their `reason`), what it is waiting for (timers), and whether it is failing.
  *
- * Pure: the input is history JSON as `temporal workflow show -o json` prints it (and as
- * historyToJSON produces), so recorded fixtures and live histories go through the same code.
+ * Pure: the input is decoded history JSON (see history.ts), and every value shown goes through
+ * redaction.ts.
  */
 import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
-
-export interface PayloadJson {
-  metadata?: Record<string, string>;
-  data?: string;
-}
-
-/** One history event in proto-JSON form; the attributes sit under `<camelCaseType>EventAttributes`. */
-export interface HistoryEventJson {
-  eventId: string;
-  eventTime: string;
-  eventType: string;
-  [attributes: string]: unknown;
-}
-
-/** An activity Temporal is still retrying, from DescribeWorkflowExecution (not in the history). */
-export interface PendingActivityJson {
-  activityId: string;
-  activityType: string;
-  attempt: number;
-  maximumAttempts?: number;
-  state?: string;
-  lastFailure?: string;
-  nextAttemptTime?: string;
-}
-
-export interface RunHistory {
-  workflowId: string;
-  runId: string;
-  workflowType: string;
-  events: HistoryEventJson[];
-  /** the run's memo as visibility reports it now (LastError, Paused) */
-  memo?: Record<string, unknown>;
-  pendingActivities?: PendingActivityJson[];
-}
+import {
+  attrsOf,
+  decodePayload,
+  durationMs,
+  failureText,
+  firstPayload,
+  isoMs,
+  searchAttribute,
+  typeOf,
+  type HistoryEventJson,
+  type PayloadJson,
+  type RunHistory,
+} from './history';
+import { MAX_VALUE_CHARS, isObj, safeString, summarizeFields, type Obj } from './redaction';
 
 export type EntryKind =
   | 'started'
@@ -152,138 +132,6 @@ export interface Timeline {
   lastError?: ErrorNote;
 }
 
-// ---------------------------------------------------------------------------------------------
-// values: decoding, redaction, compact summaries
-
-/** No value longer than this reaches the output; long opaque strings are not shown at all. */
-export const MAX_VALUE_CHARS = 200;
-const FIELD_CHARS = 60;
-const SUMMARY_CHARS = 160;
-
-const SENSITIVE_KEY = /token|password|passwd|credential|bearer|private|^data$|^stringData$/i;
-const TOKEN_LIKE = /eyJ[\w-]{8,}\.[\w-]{8,}|-----BEGIN|\bBearer\s+\S{8,}/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function clip(text: string, max = MAX_VALUE_CHARS): string {
-  const oneLine = text.replace(/\s*\n\s*/g, ' ');
-  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
-}
-
-/** A string fit for display, or a placeholder when it could be a credential or an opaque blob. */
-function safeString(value: string, key = '', max = FIELD_CHARS): string {
-  if (SENSITIVE_KEY.test(key) || TOKEN_LIKE.test(value)) return '<redacted>';
-  // a UID is recognisable by its first block; the header carries the object's full UID
-  if (UUID.test(value)) return `${value.slice(0, 8)}…`;
-  if (value.length > 100 && !/\s/.test(value)) return `<${value.length} chars>`;
-  return clip(value, max);
-}
-
-const b64 = (s: string | undefined) => (s === undefined ? '' : Buffer.from(s, 'base64').toString('utf8'));
-
-/** undefined for a null payload; a placeholder string for encodings other than plain JSON. */
-export function decodePayload(p: PayloadJson | undefined): unknown {
-  if (!p) return undefined;
-  const encoding = b64(p.metadata?.encoding);
-  if (encoding === 'binary/null') return undefined;
-  if (encoding !== 'json/plain') return `<${encoding || 'unknown'} payload>`;
-  try {
-    return JSON.parse(b64(p.data)) as unknown;
-  } catch {
-    return '<undecodable payload>';
-  }
-}
-
-function firstPayload(attrs: Attrs, field: string): unknown {
-  const payloads = (attrs[field] as { payloads?: PayloadJson[] } | undefined)?.payloads;
-  return decodePayload(payloads?.[0]);
-}
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Scalar fields that tell one version of an object from another in a signal or write. */
-const REF_FIELDS = ['replicas', 'parallelism', 'completions', 'phase', 'generation', 'resourceVersion'] as const;
-const REF_LABEL: Record<string, string> = { resourceVersion: 'rv', generation: 'gen' };
-
-/** `web-6f987 replicas=2 rv=11256`, for anything that looks like a Kubernetes object or ref. */
-function describeRef(v: Obj): string {
-  const parts: string[] = [];
-  if (typeof v.type === 'string') parts.push(safeString(v.type));
-  if (typeof v.name === 'string') parts.push(safeString(v.name));
-  else if (typeof v.resource === 'string') parts.push(`${typeof v.group === 'string' && v.group ? `${v.group}/` : ''}${safeString(v.resource)}`);
-  else if (typeof v.uid === 'string') parts.push(`uid ${v.uid.slice(0, 8)}`);
-  for (const f of REF_FIELDS) {
-    const x = v[f];
-    if (typeof x === 'number' || (typeof x === 'string' && x !== '')) parts.push(`${REF_LABEL[f] ?? f}=${safeString(String(x), f, 24)}`);
-  }
-  if (v.suspend === true) parts.push('suspended');
-  if (typeof v.deletionTimestamp === 'string') parts.push('deleting');
-  if (typeof v.message === 'string') parts.push(safeString(v.message, 'message', 80));
-  return parts.join(' ');
-}
-
-const looksLikeRef = (v: Obj) => ['name', 'uid', 'type', 'resource'].some((k) => typeof v[k] === 'string');
-
-function itemLabel(item: unknown): string | undefined {
-  if (typeof item === 'string') return UUID.test(item) ? undefined : safeString(item, '', 40);
-  if (isObj(item)) {
-    if (typeof item.name === 'string') return safeString(item.name, '', 40);
-    if (isObj(item.pod) && typeof item.pod.name === 'string') return safeString(item.pod.name, '', 40);
-  }
-  return undefined;
-}
-
-/** `pods 3 (a, b, c)`: the count always, a few names when the items have names. */
-function describeList(key: string, items: unknown[]): string {
-  const labels = items.slice(0, 3).map(itemLabel);
-  const named = labels.every((l) => l !== undefined) && items.length > 0;
-  let text = `${key} ${items.length}`;
-  if (named) text += ` (${labels.join(', ')}${items.length > 3 ? ', …' : ''})`;
-  // a per-item write failure is the answer to "why" more often than not: show the first one
-  const firstError = items.find((i) => isObj(i) && typeof i.message === 'string') as Obj | undefined;
-  if (firstError) text += `: ${safeString(String(firstError.message), 'message', 100)}`;
-  return text;
-}
-
-/** `status{replicas=4, readyReplicas=3, conditions 2}`: a plain nested object, its first few fields. */
-function describeNested(key: string, v: Obj): string {
-  const shown: string[] = [];
-  const entries = Object.entries(v).filter(([, x]) => x !== undefined && x !== null);
-  for (const [k, x] of entries.slice(0, 5)) {
-    if (typeof x === 'number' || typeof x === 'boolean') shown.push(`${k}=${x}`);
-    else if (typeof x === 'string') shown.push(`${k}=${safeString(x, k, 30)}`);
-    else if (Array.isArray(x)) shown.push(`${k} ${x.length}`);
-    else shown.push(k);
-  }
-  return `${key}{${shown.join(', ')}${entries.length > 5 ? ', …' : ''}}`;
-}
-
-/** `owner churn rv=7064 replicas=1, podsDeleted 3, relist`, at most SUMMARY_CHARS long. */
-export function summarizeFields(value: unknown, hideWhenTrue: ReadonlySet<string> = new Set()): string {
-  if (value === undefined || value === null) return '';
-  if (!isObj(value)) {
-    if (Array.isArray(value)) return describeList('items', value);
-    return typeof value === 'string' ? safeString(value) : String(value);
-  }
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(value)) {
-    if ((v === true && hideWhenTrue.has(k)) || v === undefined || v === null) continue;
-    if (Array.isArray(v)) {
-      if (v.length === 0 && /^(failed|errors|skipped|gone|unknown)$/.test(k)) continue;
-      parts.push(describeList(k, v));
-    } else if (typeof v === 'boolean') parts.push(v ? k : `${k}=false`);
-    else if (typeof v === 'number') parts.push(`${k}=${v}`);
-    else if (typeof v === 'string') {
-      if (v !== '') parts.push(`${k}=${safeString(v, k)}`);
-    }
-    else if (isObj(v)) {
-      if (looksLikeRef(v)) parts.push(`${k} ${describeRef(v)}`.trimEnd());
-      else if (Object.keys(v).length) parts.push(describeNested(k, v));
-    }
-  }
-  return clip(parts.join(', '), SUMMARY_CHARS);
-}
-
 /** The `reason` an activity input carries, at its top level or one level down (e.g. `action.reason`). */
 export function reasonOf(input: unknown): string | undefined {
   if (!isObj(input)) return undefined;
@@ -320,46 +168,6 @@ function summarizeActivityInput(input: unknown, read: boolean): string {
   const s = summarizeFields(rest);
   if (s) parts.push(s);
   return parts.join(', ');
-}
-
-// ---------------------------------------------------------------------------------------------
-// history events
-
-type Attrs = Record<string, unknown>;
-
-function attrsOf(e: HistoryEventJson): Attrs {
-  for (const [k, v] of Object.entries(e)) if (k.endsWith('EventAttributes') && isObj(v)) return v;
-  return {};
-}
-
-const typeOf = (e: HistoryEventJson) => e.eventType.replace(/^EVENT_TYPE_/, '');
-
-/** Proto-JSON durations are seconds with a fraction: "43200s", "14.813s". */
-export function durationMs(text: unknown): number {
-  const m = typeof text === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(text) : null;
-  return m ? Math.round(Number(m[1]) * 1000) : 0;
-}
-
-const isoMs = (t: string) => new Date(Date.parse(t)).toISOString();
-
-/** The root cause of a Temporal failure, prefixed by the outer messages that add something. */
-export function failureText(f: unknown): string {
-  const parts: string[] = [];
-  let cur: unknown = f;
-  for (let depth = 0; isObj(cur) && depth < 5; depth++) {
-    const msg = typeof cur.message === 'string' ? cur.message : '';
-    const app = isObj(cur.applicationFailureInfo) ? cur.applicationFailureInfo : undefined;
-    const type = app && typeof app.type === 'string' && app.type !== 'Error' ? `${app.type}: ` : '';
-    if (msg && !parts.some((p) => p.includes(msg))) parts.push(type + msg);
-    cur = cur.cause;
-  }
-  return safeString(parts.join(': ') || 'unknown failure', 'message', MAX_VALUE_CHARS);
-}
-
-function searchAttribute(attrs: Attrs, key: string): string | undefined {
-  const fields = (attrs.searchAttributes as { indexedFields?: Record<string, PayloadJson> } | undefined)?.indexedFields;
-  const v = decodePayload(fields?.[key]);
-  return typeof v === 'string' ? v : undefined;
 }
 
 /** `{ok: true}` and `{updated: true}` say no more than the status 'ok' does (false is still shown). */
@@ -758,17 +566,4 @@ export function buildTimeline(runs: RunHistory[]): Timeline {
     failing: current.length > 0,
     ...(lastError ? { lastError } : {}),
   };
-}
-
-/**
- * The identity of a run from its own first event, for histories read from files (the CLI's
- * `workflow show` output carries no run ID outside the events).
- */
-export function runFromHistory(history: { events: HistoryEventJson[] }, fallback: Partial<Pick<RunHistory, 'workflowId' | 'runId'>> = {}): RunHistory {
-  const first = history.events[0];
-  const a = first ? attrsOf(first) : {};
-  const workflowType = (a.workflowType as { name?: string } | undefined)?.name ?? '?';
-  const workflowId = typeof a.workflowId === 'string' ? a.workflowId : fallback.workflowId ?? '?';
-  const runId = typeof a.originalExecutionRunId === 'string' ? a.originalExecutionRunId : fallback.runId ?? '?';
-  return { workflowId, runId, workflowType, events: history.events };
 }

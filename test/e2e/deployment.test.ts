@@ -7,7 +7,7 @@ import { PodObject, cleanNamespace, controllerUid, listPods, testRest } from '..
 import { TEST_DATA_DIR } from '../support/stack';
 import type { KubeObject } from '../../activities/kube/projections';
 import { deploymentView } from '../../activities/deployment/projections';
-import { podTemplateHash } from '../../workflows/deployment/logic';
+import { podTemplateHash } from '../../workflows/deployment/util';
 
 /** The deployment controller judged the way users judge it: through kubectl. */
 const rest = testRest(testKubeConfig());

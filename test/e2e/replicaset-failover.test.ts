@@ -95,7 +95,7 @@ test('kill -9 of the replica creating pods mid scale-up to 200: exactly 200 pods
 test('kill -9 of the replica holding the watch: another replica takes it over and events flow again', async () => {
   managers.push(await startManagerProcess(taskQueue, ARGS));
   const holder = await eventually('informer activity running', async () => {
-    const d = await client.workflow.getHandle(informerWorkflowId(taskQueue)).describe();
+    const d = await client.workflow.getHandle(informerWorkflowId(taskQueue, ['replicaset', 'replicationcontroller'])).describe();
     const pid = Number(/-(\d+)$/.exec(d.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '')?.[1]);
     return managers.find((m) => m.pid === pid && m.child.exitCode === null && m.child.signalCode === null);
   });
@@ -107,7 +107,7 @@ test('kill -9 of the replica holding the watch: another replica takes it over an
     return live.length === 190;
   }, 60_000, 100);
   const tookOver = await eventually('informer on a live replica', async () => {
-    const d = await client.workflow.getHandle(informerWorkflowId(taskQueue)).describe();
+    const d = await client.workflow.getHandle(informerWorkflowId(taskQueue, ['replicaset', 'replicationcontroller'])).describe();
     const pid = Number(/-(\d+)$/.exec(d.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '')?.[1]);
     return pid !== holder.pid && managers.some((m) => m.pid === pid) ? pid : undefined;
   });

@@ -26,7 +26,11 @@ export function clusterIdentityArgs(): string[] {
   return ['--service-account-private-key-file', pki.serviceAccountKey, '--root-ca-file', pki.caCert];
 }
 
-export async function startManagerProcess(taskQueue: string, extraArgs: string[] = []): Promise<ManagerProcess> {
+/**
+ * `controllers` replaces the default `replicaset,replicationcontroller`; a `--controllers` in
+ * extraArgs adds to it instead (the flag may be repeated).
+ */
+export async function startManagerProcess(taskQueue: string, extraArgs: string[] = [], opts: { controllers?: string } = {}): Promise<ManagerProcess> {
   const state = readState(TEST_DATA_DIR);
   if (!state) throw new Error('test stack not up');
   const port = await ports.take('manager metrics');
@@ -40,7 +44,7 @@ export async function startManagerProcess(taskQueue: string, extraArgs: string[]
     '--bind-address', '127.0.0.1',
     '--secure-port', String(port),
     '--leader-elect=false',
-    '--controllers', 'replicaset,replicationcontroller',
+    '--controllers', opts.controllers ?? 'replicaset,replicationcontroller',
     ...extraArgs,
   ], { stdio: ['ignore', out, out], env: { ...process.env, LOG_LEVEL: 'info' } });
   fs.closeSync(out);

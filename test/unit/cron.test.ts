@@ -1,4 +1,5 @@
-import { CronParseError, formatRfc3339, nextAfter, parseGoDuration, parseSchedule, timeZoneError } from '../../workflows/common/cron';
+import { CronParseError, formatRfc3339, nextAfter, parseSchedule, timeZoneError } from '../../workflows/common/cron';
+import { parseGoDuration } from '../../workflows/common/duration';
 
 const ms = (iso: string) => Date.parse(iso);
 const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString().replace('.000Z', 'Z'));
@@ -49,8 +50,9 @@ describe('parseSchedule', () => {
     expect(parseGoDuration('1h30m')).toBe(5_400_000);
     expect(parseGoDuration('1.5h')).toBe(5_400_000);
     expect(parseGoDuration('0')).toBe(0);
-    expect(parseGoDuration('5')).toBeUndefined();
-    expect(parseGoDuration('')).toBeUndefined();
+    expect(() => parseGoDuration('5')).toThrow('missing unit');
+    expect(() => parseGoDuration('')).toThrow('invalid duration');
+    expect(() => parseSchedule('@every 5')).toThrow(CronParseError);
   });
 
   it('knows time zones as Go does', () => {

@@ -1,3 +1,14 @@
+import { planDeployment } from '../../workflows/deployment/controller';
+import { calculateRolloutStatus, requeueForProgress } from '../../workflows/deployment/progress';
+import { oldReplicaSetsScaleDown } from '../../workflows/deployment/rolling';
+import {
+  calculateDeploymentStatus,
+  isScalingEvent,
+  proportionalSizes,
+  replicaSetName,
+  replicaSetsToCleanUp,
+  resolveCreateConflict,
+} from '../../workflows/deployment/sync';
 import {
   ANNOTATIONS_NOT_COPIED,
   DESIRED_REPLICAS_ANNOTATION,
@@ -5,8 +16,6 @@ import {
   POD_TEMPLATE_HASH_LABEL,
   REVISION_ANNOTATION,
   REVISION_HISTORY_ANNOTATION,
-  calculateDeploymentStatus,
-  calculateRolloutStatus,
   canonicalJson,
   copyDeploymentAnnotations,
   deploymentComplete,
@@ -17,28 +26,20 @@ import {
   getCondition,
   getReplicaSetFraction,
   isSaturated,
-  isScalingEvent,
   maxRevision,
   maxSurge,
   maxUnavailable,
   newRSNewReplicas,
   newRSReplicasForRolling,
   newRevisionAnnotations,
-  oldReplicaSetsScaleDown,
-  planDeployment,
   podTemplateHash,
-  proportionalSizes,
-  replicaSetName,
-  replicaSetsToCleanUp,
-  requeueForProgress,
-  resolveCreateConflict,
   resolveFenceposts,
   revisionOf,
   safeEncodeString,
   scaledValue,
   setCondition,
   templatesEqualIgnoringHash,
-} from '../../workflows/deployment/logic';
+} from '../../workflows/deployment/util';
 import { formatTime } from '../../workflows/replicaset/logic';
 import type {
   DeploymentAction,

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { replayHistory } from '../../starter/replay/replay';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflows, replayHistory } from '../../starter/replay/replay';
 
 /**
  * Guarantee 2: histories recorded from real runs must replay against the current workflow code.
@@ -12,12 +13,18 @@ import { replayHistory } from '../../starter/replay/replay';
 const dir = path.join(__dirname, '..', 'replay', 'histories');
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
+// one webpack run for every history, as a worker after a deploy has
+let bundle: WorkflowBundleWithSourceMap;
+beforeAll(async () => {
+  bundle = await bundleWorkflows();
+});
+
 test('there are recorded histories to replay', () => {
   expect(files.length).toBeGreaterThanOrEqual(5);
 });
 
 test.each(files)('%s replays without nondeterminism', async (file) => {
   const history = historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')));
-  const report = await replayHistory({ history, workflowId: file });
+  const report = await replayHistory({ history, workflowId: file, bundle });
   expect(report).toMatchObject({ ok: true });
 });

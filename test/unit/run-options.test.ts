@@ -3,7 +3,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { DISABLED_BY_DEFAULT } from '../../starter/controller-names';
-import { CONCURRENT_SYNCS, RunOptions, addRunOptions, loadTemporalTls, parseGoDuration, resolveRunOptions } from '../../starter/run-options';
+import { RunOptions, addRunOptions, loadTemporalTls, resolveRunOptions } from '../../starter/run-options';
+import { parseGoDuration } from '../../workflows/common/duration';
+import { CONTROLLERS, controllerFlags } from '../../workers/registry';
+import { flagDefault } from '../../workers/flags';
+import { concurrencyOf } from '../../workers/descriptor';
 
 function run(args: string[], env: NodeJS.ProcessEnv = {}): RunOptions {
   const cmd = addRunOptions(new Command('run').exitOverride().configureOutput({ writeErr: () => undefined }));
@@ -80,7 +84,7 @@ describe('resolveRunOptions defaults', () => {
       controllerSpec: ['*'],
       kubeApiQps: 20,
       kubeApiBurst: 30,
-      concurrentSyncs: { 'replicaset-controller': 5, 'replicationcontroller-controller': 5 },
+      controllerFlags: { 'concurrent-replicaset-syncs': 5, 'concurrent-rc-syncs': 5 },
       securePort: 10257,
       bindAddress: '0.0.0.0',
       leaderElect: true,
@@ -101,11 +105,14 @@ describe('resolveRunOptions defaults', () => {
     for (const d of DISABLED_BY_DEFAULT) expect(o.enabledControllers.has(d)).toBe(false);
   });
 
-  test('every concurrent-syncs flag has a matching default', () => {
+  test('every controller flag resolves to its declared default', () => {
     const o = run([]);
-    for (const [controller, spec] of Object.entries(CONCURRENT_SYNCS)) {
-      expect(o.concurrentSyncs[controller as keyof typeof CONCURRENT_SYNCS]).toBe(spec.default);
-    }
+    for (const f of controllerFlags()) expect(o.controllerFlags[f.name]).toBe(flagDefault(f));
+  });
+
+  test('every implemented controller declares how many of its objects reconcile at once', () => {
+    const o = run([]);
+    for (const d of CONTROLLERS) expect(concurrencyOf(d, o.controllerFlags)).toBeGreaterThanOrEqual(1);
   });
 });
 
@@ -129,7 +136,7 @@ describe('resolveRunOptions flags', () => {
     expect(o).toMatchObject({
       kubeApiQps: 50.5,
       kubeApiBurst: 100,
-      concurrentSyncs: { 'replicaset-controller': 10, 'replicationcontroller-controller': 2 },
+      controllerFlags: expect.objectContaining({ 'concurrent-replicaset-syncs': 10, 'concurrent-rc-syncs': 2 }),
       securePort: 0,
       bindAddress: '::1',
       minResyncPeriodMs: 1_800_000,

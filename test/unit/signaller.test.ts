@@ -1,13 +1,14 @@
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import { HOT_KEY_INTERVAL_MS, Signaller, URGENT_INTERVAL_MS } from '../../activities/informers/signaller';
+import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
 
-const target = (name: string) => ({ controller: 'replicaset', workflowType: 'replicaOwnerWorkflow', kind: 'ReplicaSet', namespace: 'ns', name, uid: `u-${name}`, args: {} });
+const target = (name: string) => ({ controller: 'replicaset', workflow: replicaOwnerWorkflow, kind: 'ReplicaSet', namespace: 'ns', name, uid: `u-${name}`, args: { controller: 'replicaset' as const, kind: 'ReplicaSet' as const, namespace: 'ns', name, uid: `u-${name}` } });
 const keepLater = <E>(_a: E, b: E) => b;
 
 function signaller() {
   const sent: string[] = [];
-  const client = { workflow: { signalWithStart: async (_t: string, o: { workflowId: string }) => { sent.push(o.workflowId); } } } as unknown as Client;
+  const client = { workflow: { signalWithStart: async (_t: unknown, o: { workflowId: string }) => { sent.push(o.workflowId); } } } as unknown as Client;
   return { s: new Signaller(client, 'q', pino({ level: 'silent' })), sent };
 }
 

@@ -1,3 +1,4 @@
+import { tokenSecretWorkflow } from '../../workflows/serviceaccount-token/workflow';
 import { createHash } from 'node:crypto';
 import { SERVICE_ACCOUNTS_PATH, TOKEN_SECRETS_PATH, tokenRoutes } from '../../activities/serviceaccount-token/routes';
 import type { Signaller, Target } from '../../activities/informers/signaller';
@@ -201,7 +202,7 @@ describe('tokenRoutes', () => {
     h.secrets.relisted([s]);
     expect(s.data).toBeUndefined();
     const [q] = h.drain();
-    expect(q.target).toMatchObject({ controller: 'serviceaccount-token', workflowType: 'tokenSecretWorkflow', kind: 'Secret', namespace: 'team-a', name: 'builder-token', uid: 's-uid', workflowId: 'serviceaccount-token/team-a/builder-token' });
+    expect(q.target).toMatchObject({ controller: 'serviceaccount-token', workflow: tokenSecretWorkflow, kind: 'Secret', namespace: 'team-a', name: 'builder-token', uid: 's-uid', workflowId: 'serviceaccount-token/team-a/builder-token' });
     expect(q.target.args).toEqual({ namespace: 'team-a', name: 'builder-token', uid: 's-uid', serviceAccountName: 'builder', serviceAccountUid: 'sa-uid', tuning: { resyncMs: 1000 } });
     expect(q.event).toEqual({ secret: { namespace: 'team-a', name: 'builder-token', uid: 's-uid', resourceVersion: '5', serviceAccountName: 'builder', serviceAccountUid: 'sa-uid', hasToken: false, hasNamespace: false, caSha256: caHash } });
     expect(JSON.stringify(q)).not.toContain(b64('CA'));

@@ -4,7 +4,8 @@ import { Command, CommanderError } from 'commander';
 import { addWhyCommand } from '../../starter/why/command';
 import { objectQuery, parseObjectRef } from '../../starter/operate/objects';
 import { formatTimeline } from '../../starter/why/format';
-import { buildTimeline, runFromHistory, type HistoryEventJson, type RunHistory, type TimelineEntry } from '../../starter/why/timeline';
+import { runFromHistory, type HistoryEventJson, type RunHistory } from '../../starter/why/history';
+import { buildTimeline, type TimelineEntry } from '../../starter/why/timeline';
 
 const dir = path.join(__dirname, '..', 'replay', 'histories');
 const fixture = (name: string): RunHistory => runFromHistory(JSON.parse(fs.readFileSync(path.join(dir, `${name}.json`), 'utf8')));

@@ -3,6 +3,7 @@ import type { AggregationActivities } from '../../activities/clusterrole-aggrega
 import type { LabelSelector } from '../replicaset/types';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { ClusterRoleView, PolicyRule, aggregateRules, sameRules } from './logic';
+import { API_WRITES } from '../runtime/activity-options';
 
 /** An aggregated ClusterRole and the roles its selectors match, as the watch last saw them. */
 export interface AggregationEvent {
@@ -20,10 +21,7 @@ export interface AggregationWorkflowInput {
 
 export const aggregationWorkflowId = (name: string) => `clusterrole-aggregation/${name}`;
 
-const io = proxyActivities<AggregationActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+const io = proxyActivities<AggregationActivities>(API_WRITES);
 
 /**
  * One episode of "this aggregated ClusterRole's rules differ from the union of its sources":

@@ -14,6 +14,7 @@
  *   and a daily "0 2 * * *" does not run that day at all;
  * - in a fall-back overlap an hour that occurs twice runs twice, for hourly and daily "0 1 * * *" alike.
  */
+import { DurationParseError, parseGoDuration } from './duration';
 
 export class CronParseError extends Error {
   constructor(message: string) {
@@ -159,7 +160,7 @@ function descriptor(spec: string, timeZone: string | undefined): CronSchedule {
       return { ...base, hours: all(HOURS), dom: all(DOM), months: all(MONTHS), dow: all(DOW), domStar: true, dowStar: true };
   }
   if (spec.startsWith('@every ')) {
-    const ms = parseGoDuration(spec.slice('@every '.length));
+    const ms = durationOrUndefined(spec.slice('@every '.length));
     if (ms === undefined) throw new CronParseError(`failed to parse duration ${spec}: time: invalid duration ${JSON.stringify(spec.slice(7))}`);
     // under a second becomes a second; the rest is cut to whole seconds
     const delay = Math.max(1000, ms);
@@ -168,26 +169,13 @@ function descriptor(spec: string, timeZone: string | undefined): CronSchedule {
   throw new CronParseError(`unrecognized descriptor: ${spec}`);
 }
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Go's time.ParseDuration, in milliseconds (sub-millisecond parts kept as fractions). */
-export function parseGoDuration(s: string): number | undefined {
-  let rest = s;
-  let sign = 1;
-  if (rest.startsWith('-') || rest.startsWith('+')) {
-    if (rest[0] === '-') sign = -1;
-    rest = rest.slice(1);
+function durationOrUndefined(text: string): number | undefined {
+  try {
+    return parseGoDuration(text);
+  } catch (e) {
+    if (e instanceof DurationParseError) return undefined;
+    throw e;
   }
-  if (rest === '0') return 0;
-  if (rest === '') return undefined;
-  let total = 0;
-  while (rest) {
-    const m = /^(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/.exec(rest);
-    if (!m || (m[1] === '' && (m[2] ?? '') === '')) return undefined;
-    total += Number(`${m[1] || '0'}.${m[2] || '0'}`) * UNIT_MS[m[3]];
-    rest = rest.slice(m[0].length);
-  }
-  return sign * total;
 }
 
 /**

@@ -1,7 +1,7 @@
-import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { CronJobActivities, CronJobTarget } from '../../activities/cronjob/activities';
-import { SA_UID } from '../search-attributes';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { objectIdentity } from '../runtime/identity';
 import {
   decideSchedule,
   dropMissing,
@@ -19,6 +19,7 @@ import {
 } from './logic';
 import type { ChildJob, CronJobEvent, CronJobEventRecord, CronJobStatusView, CronJobView, UnconfirmedStart } from './types';
 import { newerVersion } from '../common/resource-version';
+import { API_BATCHES } from '../runtime/activity-options';
 
 export interface CronJobWorkflowInput {
   namespace: string;
@@ -34,12 +35,8 @@ export function cronJobWorkflowId(namespace: string, name: string): string {
   return `cronjob/${namespace}/${name}`;
 }
 
-const io = proxyActivities<CronJobActivities>({
-  startToCloseTimeout: '2 minutes',
-  // every activity here heartbeats per API call, so a replica killed mid-way is noticed in seconds
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+// every activity here heartbeats per API call, so a replica killed mid-way is noticed in seconds
+const io = proxyActivities<CronJobActivities>(API_BATCHES);
 
 /**
  * One CronJob: starts its Jobs at the scheduled times (a durable timer waits for the next one),
@@ -49,7 +46,8 @@ const io = proxyActivities<CronJobActivities>({
 export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
   const key = { namespace: input.namespace, name: input.name };
-  let uid = input.uid;
+  // A new object with this name gets a fresh run (same workflow ID), never this run's state.
+  const id = objectIdentity<typeof cronJobWorkflow>(input.uid, (next) => [{ ...input, uid: next, unconfirmed: [] }]);
   let unconfirmed: UnconfirmedStart[] = input.unconfirmed ?? [];
   let cronJob: CronJobView | undefined;
   const jobs = new Map<string, ChildJob>();
@@ -60,11 +58,6 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
   let otherChange = false;
   /** when the current timer fires: a schedule change may only bring it forward, as upstream's delaying queue */
   let wakeAt: number | undefined;
-
-  function newUid(next: string): Promise<never> {
-    // A new object with this name: it gets a fresh run (same workflow ID), never this run's state.
-    return continueAsNew<typeof cronJobWorkflow>({ ...input, uid: next, unconfirmed: [] });
-  }
 
   function target(cj: CronJobView): CronJobTarget {
     return { namespace: cj.namespace, name: cj.name, uid: cj.uid, resourceVersion: cj.resourceVersion };
@@ -92,7 +85,7 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
     if (needObserve || !cronJob || gone) {
       const seen = await io.observeCronJob(key);
       if (!seen.cronJob) return { finished: true };
-      if (uid && seen.cronJob.uid !== uid) await newUid(seen.cronJob.uid);
+      await id.handOverIfNew(seen.cronJob.uid);
       cronJob = seen.cronJob;
       jobs.clear();
       for (const j of seen.jobs) jobs.set(j.uid, j);
@@ -100,10 +93,7 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
       gone = false;
       fresh = true;
     }
-    if (!uid) {
-      uid = cronJob.uid;
-      upsertSearchAttributes([{ key: SA_UID, value: uid }]);
-    }
+    id.learn(cronJob.uid);
     const now = Date.now();
 
     if (onlyScheduleChanged && !fresh) {
@@ -213,12 +203,12 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
         needObserve = true;
         otherChange = true;
       }
-      if (e.cronJobDeletedUid && e.cronJobDeletedUid === (cronJob?.uid ?? uid)) {
+      if (e.cronJobDeletedUid && e.cronJobDeletedUid === (cronJob?.uid ?? id.uid)) {
         gone = true;
         otherChange = true;
       }
       if (e.cronJob) {
-        if (uid && e.cronJob.uid !== uid) {
+        if (id.isNew(e.cronJob.uid)) {
           needObserve = true; // the reconcile will see the new UID and hand over to a new run
           otherChange = true;
         } else if (!cronJob || !newerVersion(cronJob.resourceVersion, e.cronJob.resourceVersion)) {
@@ -239,9 +229,9 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
       }
     },
     reconcile,
-    continueAsNewArgs: () => [{ ...input, uid, unconfirmed } satisfies CronJobWorkflowInput],
+    continueAsNewArgs: () => [{ ...input, uid: id.uid, unconfirmed } satisfies CronJobWorkflowInput],
     describe: () => ({
-      uid: cronJob?.uid ?? uid,
+      uid: cronJob?.uid ?? id.uid,
       schedule: cronJob?.schedule,
       timeZone: cronJob?.timeZone,
       suspended: cronJob?.suspend,

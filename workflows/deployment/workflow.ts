@@ -1,10 +1,13 @@
-import { proxyActivities, upsertSearchAttributes, continueAsNew } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../../activities/deployment/activities';
 import { selectorMatches } from '../common/selector';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
-import { SA_UID } from '../search-attributes';
-import { findNewReplicaSet, planDeployment, resolveCreateConflict } from './logic';
+import { objectIdentity } from '../runtime/identity';
+import { planDeployment } from './controller';
+import { resolveCreateConflict } from './sync';
+import { findNewReplicaSet } from './util';
 import { type DeploymentView, type ReplicaSetView, deploymentRef } from './types';
+import { API_BATCHES } from '../runtime/activity-options';
 
 /**
  * What the router sends a Deployment's workflow. The workflow re-reads the Deployment and its
@@ -28,11 +31,7 @@ export interface DeploymentWorkflowInput {
 
 const MAX_IMMEDIATE_ROUNDS = 50;
 
-const io = proxyActivities<DeploymentActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+const io = proxyActivities<DeploymentActivities>(API_BATCHES);
 
 /** Which ReplicaSets to adopt (orphans the selector matches) and release (ours that no longer match), as upstream's claim step. */
 export function claimReplicaSets(d: DeploymentView, rss: readonly ReplicaSetView[]): { owned: ReplicaSetView[]; adopt: ReplicaSetView[]; release: ReplicaSetView[] } {
@@ -52,7 +51,8 @@ export function claimReplicaSets(d: DeploymentView, rss: readonly ReplicaSetView
 export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
   const key = { namespace: input.namespace, name: input.name };
-  let uid = input.uid;
+  // a new object under the same name gets a new run, never this one's state
+  const id = objectIdentity<typeof deploymentWorkflow>(input.uid, (next) => [{ ...input, uid: next }]);
   /** rounds in a row that wrote and asked to look again at once; bounded so a planner that never settles backs off instead of spinning */
   let immediate = 0;
 
@@ -60,14 +60,8 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     const seen = await io.observeDeployment(key);
     const d = seen.deployment;
     if (!d) return { finished: true };
-    if (uid && d.uid !== uid) {
-      // a new object under the same name: a new run, never this one's state
-      await continueAsNew<typeof deploymentWorkflow>({ ...input, uid: d.uid });
-    }
-    if (!uid) {
-      uid = d.uid;
-      upsertSearchAttributes([{ key: SA_UID, value: uid }]);
-    }
+    await id.handOverIfNew(d.uid);
+    id.learn(d.uid);
 
     const claim = claimReplicaSets(d, seen.replicaSets);
     if (claim.adopt.length || claim.release.length) {
@@ -122,6 +116,6 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     // every reconcile re-reads the world, so an event only has to wake the loop
     apply() {},
     reconcile,
-    continueAsNewArgs: () => [{ ...input, uid } satisfies DeploymentWorkflowInput],
+    continueAsNewArgs: () => [{ ...input, uid: id.uid } satisfies DeploymentWorkflowInput],
   });
 }

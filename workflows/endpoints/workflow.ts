@@ -1,10 +1,11 @@
-import { proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { EndpointsActivities } from '../../activities/endpoints/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
-import { SA_UID } from '../search-attributes';
+import { objectIdentity } from '../runtime/identity';
 import { ServicePods } from '../service-endpoints/state';
 import type { ServicePodsEvent } from '../service-endpoints/types';
 import { TriggerState, computeTriggerTime, desiredSubsets, planEndpoints, writeFingerprint } from './logic';
+import { API_WRITES } from '../runtime/activity-options';
 
 /** State a run hands to the next across continue-as-new; the pods are read again instead. */
 export interface EndpointsCarry {
@@ -26,10 +27,7 @@ export interface EndpointsWorkflowInput {
 
 export const endpointsWorkflowId = (namespace: string, name: string) => `endpoints/${namespace}/${name}`;
 
-const io = proxyActivities<EndpointsActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+const io = proxyActivities<EndpointsActivities>(API_WRITES);
 
 /**
  * One Service's Endpoints: the watch folds the Service and its pods into this workflow; each
@@ -40,7 +38,8 @@ export async function endpointsWorkflow(input: EndpointsWorkflowInput): Promise<
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
   const key = { namespace: input.namespace, name: input.name };
   const state = new ServicePods();
-  let uid = input.uid;
+  // serves whichever Service holds the name: a new one is followed in this run, not handed over
+  const id = objectIdentity(input.uid);
   let trigger = input.carry?.trigger;
   let triggerUid = input.carry?.triggerUid;
   let written = input.carry?.written;
@@ -50,7 +49,7 @@ export async function endpointsWorkflow(input: EndpointsWorkflowInput): Promise<
   let check = true;
   let signalled = false;
 
-  if (uid && workflowInfo().typedSearchAttributes.get(SA_UID) !== uid) upsertSearchAttributes([{ key: SA_UID, value: uid }]);
+  id.publish();
 
   async function observe(): Promise<void> {
     let cont: string | undefined;
@@ -85,10 +84,7 @@ export async function endpointsWorkflow(input: EndpointsWorkflowInput): Promise<
     }
 
     const svc = state.service;
-    if (svc.uid !== uid) {
-      uid = svc.uid;
-      upsertSearchAttributes([{ key: SA_UID, value: uid }]);
-    }
+    id.follow(svc.uid);
     if (triggerUid !== svc.uid) {
       // a Service new to us under this name: upstream's tracker forgets a deleted Service
       trigger = undefined;
@@ -139,6 +135,6 @@ export async function endpointsWorkflow(input: EndpointsWorkflowInput): Promise<
       if (e.service) check = true;
     },
     reconcile,
-    continueAsNewArgs: () => [{ ...input, uid, carry: { trigger, triggerUid, written } } satisfies EndpointsWorkflowInput],
+    continueAsNewArgs: () => [{ ...input, uid: id.uid, carry: { trigger, triggerUid, written } } satisfies EndpointsWorkflowInput],
   });
 }

@@ -1,11 +1,12 @@
-import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { EndpointSliceActivities } from '../../activities/endpointslice/activities';
-import { SA_UID } from '../search-attributes';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { objectIdentity } from '../runtime/identity';
 import { ServicePods } from '../service-endpoints/state';
 import type { ServicePodsEvent } from '../service-endpoints/types';
 import { describePlan, isEmptyPlan, isManaged, planEndpointSlices, triggerTime } from './logic';
 import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, type ServiceRef, type SliceView, type TriggerState } from './types';
+import { API_BATCHES } from '../runtime/activity-options';
 
 export interface EndpointSliceWorkflowInput {
   namespace: string;
@@ -27,11 +28,7 @@ export function endpointSliceWorkflowId(namespace: string, name: string): string
 /** Beyond this many pods the trigger-time memory is dropped on continue-as-new (its first write then reports the Service's creation, as after an upstream restart). */
 const MAX_CARRIED_TRIGGER_PODS = 2000;
 
-const io = proxyActivities<EndpointSliceActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+const io = proxyActivities<EndpointSliceActivities>(API_BATCHES);
 
 /**
  * One Service's EndpointSlices. The pods come from the watch (signals); the slices this controller
@@ -45,7 +42,8 @@ export async function endpointSliceWorkflow(input: EndpointSliceWorkflowInput): 
   const max = input.maxEndpointsPerSlice ?? DEFAULT_MAX_ENDPOINTS_PER_SLICE;
   const key = { namespace: input.namespace, name: input.name };
   const state = new ServicePods();
-  let uid = input.uid;
+  // A new Service under the name: its own run, with none of this one's memory.
+  const id = objectIdentity<typeof endpointSliceWorkflow>(input.uid, (next) => [nextRun(next, false)]);
   /** the pods map is complete: a relist arrived, or they were read */
   let podsKnown = false;
   /** undefined: read them before deciding */
@@ -76,12 +74,8 @@ export async function endpointSliceWorkflow(input: EndpointSliceWorkflowInput): 
       podsKnown = true;
     }
     const svc = state.service!;
-    // A new Service under the name: its own run, with none of this one's memory.
-    if (uid && svc.uid !== uid) await continueAsNew<typeof endpointSliceWorkflow>(nextRun(svc.uid, false));
-    if (!uid) {
-      uid = svc.uid;
-      upsertSearchAttributes([{ key: SA_UID, value: uid }]);
-    }
+    await id.handOverIfNew(svc.uid);
+    id.learn(svc.uid);
     if (!isManaged(svc)) {
       slices = undefined;
       return {};
@@ -144,6 +138,6 @@ export async function endpointSliceWorkflow(input: EndpointSliceWorkflowInput): 
       state.apply(e);
     },
     reconcile,
-    continueAsNewArgs: () => [nextRun(uid, true)],
+    continueAsNewArgs: () => [nextRun(id.uid, true)],
   });
 }

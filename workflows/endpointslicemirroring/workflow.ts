@@ -3,16 +3,13 @@ import type { MirroringActivities } from '../../activities/endpointslicemirrorin
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { planMirroring } from './logic';
 import { DEFAULT_MAX_ENDPOINTS_PER_SUBSET, MIRRORING_CONTROLLER, MirroringEvent, MirroringWorkflowInput } from './types';
+import { MIRRORING_BATCHES } from '../runtime/activity-options';
 
 export function mirroringWorkflowId(namespace: string, name: string): string {
   return `${MIRRORING_CONTROLLER}/${namespace}/${name}`;
 }
 
-const io = proxyActivities<MirroringActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '100 seconds', maximumAttempts: 8 },
-});
+const io = proxyActivities<MirroringActivities>(MIRRORING_BATCHES);
 
 const DELETED = '';
 

@@ -3,6 +3,7 @@ import type { GcActivities } from '../../activities/gc/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { decideForegroundOwner, decideOrphanOwner, isDeletingDependents, isOrphaningDependents, planDependent } from './logic';
 import type { GcAction, ObjectRef } from './types';
+import { API_BATCHES } from '../runtime/activity-options';
 
 /** What the ownership graph sends an object's collector workflow: its dependents as the watch knows them. */
 export interface GcEvent {
@@ -21,12 +22,8 @@ export function gcWorkflowId(ref: Pick<ObjectRef, 'namespace' | 'uid'>): string 
   return `garbagecollector/${ref.namespace ?? '_cluster'}/${ref.uid}`;
 }
 
-const io = proxyActivities<GcActivities>({
-  startToCloseTimeout: '2 minutes',
-  // reads and writes heartbeat per object, so a replica killed mid-way is noticed in seconds
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+// reads and writes heartbeat per object, so a replica killed mid-way is noticed in seconds
+const io = proxyActivities<GcActivities>(API_BATCHES);
 
 /**
  * One object the collector must look at: a dependent whose owners may be gone, or an owner being

@@ -1,9 +1,9 @@
-import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { JobActivities, JobRef } from '../../activities/job/activities';
 import { selectorError, selectorMatches } from '../common/selector';
 import { podName, slowStartBatches } from '../replicaset/logic';
-import { SA_UID } from '../search-attributes';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { objectIdentity } from '../runtime/identity';
 import type { JobStatus } from './api';
 import type { BackoffRecord } from './backoff';
 import { indexedPodGenerateName } from './indexes';
@@ -20,6 +20,7 @@ import {
 } from './logic';
 import type { JobEvent, JobPod, JobView } from './types';
 import { newerVersion } from '../common/resource-version';
+import { POD_BATCHES } from '../runtime/activity-options';
 
 export interface JobWorkflowInput {
   namespace: string;
@@ -35,18 +36,15 @@ export interface JobWorkflowInput {
   podFailureBackoff?: BackoffTuning;
 }
 
-const io = proxyActivities<JobActivities>({
-  startToCloseTimeout: '2 minutes',
-  // every activity here heartbeats per API call, so a replica killed mid-batch is noticed in seconds
-  heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+// every activity here heartbeats per API call, so a replica killed mid-batch is noticed in seconds
+const io = proxyActivities<JobActivities>(POD_BATCHES);
 
 /** One Job: runs its pods to completion (or failure) and keeps its status counted exactly once. */
 export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
   const key = { namespace: input.namespace, name: input.name };
-  let uid = input.uid;
+  // A new object with this name gets a fresh run (same workflow ID), never this run's state.
+  const id = objectIdentity<typeof jobWorkflow>(input.uid, (next) => [{ ...input, uid: next, nextSeq: 0, backoff: undefined }]);
   let nextSeq = input.nextSeq ?? 0;
   let backoff: BackoffRecord = input.backoff ?? { failuresAfterLastSuccess: 0 };
   let job: JobView | undefined;
@@ -63,7 +61,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
   let needObserve = true;
   let jobGone = false;
 
-  const ownerUid = () => job?.uid ?? uid;
+  const ownerUid = () => job?.uid ?? id.uid;
 
   function upsertPod(p: JobPod): void {
     if (deletedByUs.has(p.uid) && !p.deletionTimestamp) return;
@@ -92,9 +90,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
   }
 
   async function newUid(next: string): Promise<never> {
-    if (uid) await io.releaseJobPods({ namespace: input.namespace, jobUid: uid, reason: 'the Job was replaced by a new one with the same name' });
-    // A new object with this name: it gets a fresh run (same workflow ID), never this run's state.
-    return continueAsNew<typeof jobWorkflow>({ ...input, uid: next, nextSeq: 0, backoff: undefined });
+    if (id.uid) await io.releaseJobPods({ namespace: input.namespace, jobUid: id.uid, reason: 'the Job was replaced by a new one with the same name' });
+    return id.handOver(next);
   }
 
   function ref(j: JobView): JobRef {
@@ -173,7 +170,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
         if (gone) await io.releaseJobPods({ namespace: input.namespace, jobUid: gone, reason: 'the Job was deleted' });
         return { finished: true };
       }
-      if (uid && seen.job.uid !== uid) await newUid(seen.job.uid);
+      if (id.isNew(seen.job.uid)) await newUid(seen.job.uid);
       job = seen.job;
       pods.clear();
       for (const p of seen.pods) pods.set(p.uid, p);
@@ -183,10 +180,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
       needObserve = false;
       jobGone = false;
     }
-    if (!uid) {
-      uid = job.uid;
-      upsertSearchAttributes([{ key: SA_UID, value: uid }]);
-    }
+    id.learn(job.uid);
     const current = job;
     // another controller (spec.managedBy) owns it; an invalid selector cannot be reconciled at all
     if (managedByOther(current) !== undefined || selectorError(current.selector) !== undefined) return {};
@@ -247,7 +241,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
       if (e.relist) needObserve = true;
       if (e.jobDeletedUid && e.jobDeletedUid === ownerUid()) jobGone = true;
       if (e.job) {
-        if (uid && e.job.uid !== uid) {
+        if (id.isNew(e.job.uid)) {
           needObserve = true; // the reconcile will see the new UID and hand over to a new run
         } else if (!job || !newerVersion(job.resourceVersion, e.job.resourceVersion)) {
           job = e.job;
@@ -261,12 +255,12 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
       }
     },
     reconcile,
-    continueAsNewArgs: () => [{ ...input, uid, nextSeq, backoff } satisfies JobWorkflowInput],
+    continueAsNewArgs: () => [{ ...input, uid: id.uid, nextSeq, backoff } satisfies JobWorkflowInput],
     describe: () => {
       const mine = [...pods.values()].filter((p) => p.ownerReferences.some((r) => r.controller && r.uid === job?.uid));
       const uncounted = job?.status.uncountedTerminatedPods;
       return {
-        uid: job?.uid ?? uid,
+        uid: job?.uid ?? id.uid,
         completions: job?.completions,
         parallelism: job?.parallelism,
         suspended: job?.suspend,

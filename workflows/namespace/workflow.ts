@@ -1,7 +1,7 @@
-import { continueAsNew, log, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type { NamespaceActivities } from '../../activities/namespace/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
-import { SA_UID } from '../search-attributes';
+import { objectIdentity } from '../runtime/identity';
 import {
   DEFAULT_NAMESPACE_SYNC_MS,
   DELETION_GRACE_MS,
@@ -20,6 +20,7 @@ import {
   summarizePass,
 } from './logic';
 import type { ContentOutcome, NamespaceCondition, NamespaceProgress, NamespaceView, NamespacedResource } from './types';
+import { NAMESPACE_CALLS, NAMESPACE_CONTENT } from '../runtime/activity-options';
 
 /** What the router sends: the workflow re-reads the Namespace on every reconcile, so this only wakes it. */
 export interface NamespaceEvent {
@@ -55,18 +56,10 @@ const CONTENT_CONCURRENCY = 4;
 /** status writes that lose a race re-observe and recompute this many times before leaving it to the next pass */
 const STATUS_ATTEMPTS = 3;
 
-const io = proxyActivities<NamespaceActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+const io = proxyActivities<NamespaceActivities>(NAMESPACE_CALLS);
 
 /** Emptying one resource may take many pages of deletes; it heartbeats as it goes. */
-const content = proxyActivities<Pick<NamespaceActivities, 'deleteNamespaceContent' | 'verifyNamespaceContent'>>({
-  startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+const content = proxyActivities<Pick<NamespaceActivities, 'deleteNamespaceContent' | 'verifyNamespaceContent'>>(NAMESPACE_CONTENT);
 
 /**
  * One terminating Namespace: deletes everything in it, resource by resource, waits for what
@@ -79,17 +72,12 @@ export async function namespaceWorkflow(input: NamespaceWorkflowInput): Promise<
   const syncMs = input.syncMs ?? DEFAULT_NAMESPACE_SYNC_MS;
   const tuning: LoopTuning = { ...base, resyncMs: Math.min(base.resyncMs, syncMs) };
   const name = input.name;
-  let uid = input.uid;
+  const id = objectIdentity<typeof namespaceWorkflow>(input.uid, (next) => [{ ...input, uid: next, progress: undefined }]);
   const emptied = new Set<string>(input.progress?.emptied ?? []);
   /** the latest outcome of every resource not yet emptied; rebuilt by the next pass after continue-as-new */
   const outcomes = new Map<string, ContentOutcome>();
-  /**
-   * A new namespace under this name, itself terminating. Its run starts once the loop has ended:
-   * continue-as-new thrown inside a reconcile would be taken for a failed reconcile.
-   */
-  let successorUid: string | undefined;
   // a run continued for a new namespace inherits the old one's search attributes
-  if (uid && workflowInfo().typedSearchAttributes.get(SA_UID) !== uid) upsertSearchAttributes([{ key: SA_UID, value: uid }]);
+  id.publish();
 
   async function deleteContent(ns: NamespaceView, resources: NamespacedResource[]): Promise<void> {
     for (let i = 0; i < resources.length; i += CONTENT_CONCURRENCY) {
@@ -127,15 +115,14 @@ export async function namespaceWorkflow(input: NamespaceWorkflowInput): Promise<
   async function reconcile(): Promise<ReconcileResult> {
     const ns = (await io.observeNamespace({ name })).namespace;
     if (!ns) return { finished: true };
-    if (uid && ns.uid !== uid) {
-      // another namespace under the same name: its deletion is a new run with nothing remembered
-      if (isBeingDeleted(ns)) successorUid = ns.uid;
+    if (id.isNew(ns.uid)) {
+      // Another namespace under the same name: its deletion is a new run with nothing remembered.
+      // That run starts once the loop has ended: continue-as-new thrown inside a reconcile would
+      // be taken for a failed reconcile.
+      if (isBeingDeleted(ns)) id.replacedBy(ns.uid);
       return { finished: true };
     }
-    if (!uid) {
-      uid = ns.uid;
-      upsertSearchAttributes([{ key: SA_UID, value: uid }]);
-    }
+    id.learn(ns.uid);
     if (!isBeingDeleted(ns) || isFinalized(ns)) return { finished: true };
 
     const grace = graceRemainingMs(ns.deletionTimestamp, Date.now(), input.deletionGraceMs ?? DELETION_GRACE_MS);
@@ -183,7 +170,7 @@ export async function namespaceWorkflow(input: NamespaceWorkflowInput): Promise<
     // every reconcile re-reads the namespace, so an event only has to wake the loop
     apply() {},
     reconcile,
-    continueAsNewArgs: () => [{ ...input, uid, progress: { emptied: [...emptied].sort() } } satisfies NamespaceWorkflowInput],
+    continueAsNewArgs: () => [{ ...input, uid: id.uid, progress: { emptied: [...emptied].sort() } } satisfies NamespaceWorkflowInput],
   });
-  if (successorUid) await continueAsNew<typeof namespaceWorkflow>({ ...input, uid: successorUid, progress: undefined });
+  await id.handOverToSuccessor();
 }

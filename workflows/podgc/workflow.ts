@@ -12,6 +12,7 @@ import {
   PodGcReason,
   PodGcTarget,
 } from './types';
+import { PERIODIC_PASS } from '../runtime/activity-options';
 
 /** What the manager hands the collector; also sent as a signal, so a restarted manager's flags take effect. */
 export interface PodGcSettings {
@@ -52,12 +53,8 @@ export function mergePodGcEvents(earlier: PodGcEvent, later: PodGcEvent): PodGcE
 /** pods per delete activity: short enough to heartbeat through and to retry whole */
 const DELETE_BATCH = 100;
 
-const io = proxyActivities<PodGcActivities>({
-  startToCloseTimeout: '5 minutes',
-  // listing heartbeats per page, deleting per API call: a replica killed mid-way is noticed quickly
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
-});
+// listing heartbeats per page, deleting per API call: a replica killed mid-way is noticed quickly
+const io = proxyActivities<PodGcActivities>(PERIODIC_PASS);
 
 /**
  * The pod garbage collector: one workflow for the cluster, running upstream's pass every period.

@@ -1,7 +1,7 @@
-import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { ReplicaActivities } from '../../activities/replicaset/activities';
-import { SA_UID } from '../search-attributes';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { objectIdentity } from '../runtime/identity';
 import {
   DEFAULT_BURST_REPLICAS,
   calculateStatus,
@@ -15,6 +15,7 @@ import {
 } from './logic';
 import type { ManageError, PodSummary, ReplicaOwner, ReplicaOwnerKind } from './types';
 import { newerVersion } from '../common/resource-version';
+import { POD_BATCHES } from '../runtime/activity-options';
 
 /** What the informer router sends one owner's workflow; several events for one key arrive merged. */
 export interface ReplicaOwnerEvent {
@@ -61,18 +62,15 @@ export interface ReplicaOwnerWorkflowInput {
   burstReplicas?: number;
 }
 
-const io = proxyActivities<ReplicaActivities>({
-  startToCloseTimeout: '2 minutes',
-  // every activity here heartbeats per API call, so a replica killed mid-batch is noticed in seconds
-  heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+// every activity here heartbeats per API call, so a replica killed mid-batch is noticed in seconds
+const io = proxyActivities<ReplicaActivities>(POD_BATCHES);
 
 /** One ReplicaSet or ReplicationController: keeps spec.replicas pods alive and its status true. */
 export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
   const key = { kind: input.kind, namespace: input.namespace, name: input.name };
-  let uid = input.uid;
+  // A new object with this name gets a fresh run (same workflow ID), never this run's state.
+  const id = objectIdentity<typeof replicaOwnerWorkflow>(input.uid, (next) => [{ ...input, uid: next, nextSeq: 0 }]);
   let nextSeq = input.nextSeq ?? 0;
   let owner: ReplicaOwner | undefined;
   /** pods relevant to this owner by UID: its own plus orphans it may adopt */
@@ -87,7 +85,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
 
   function relevant(p: PodSummary): boolean {
     const ref = p.ownerReferences.find((r) => r.controller);
-    return ref ? ref.uid === (owner?.uid ?? uid) : true; // orphans: the classifier checks the selector
+    return ref ? ref.uid === (owner?.uid ?? id.uid) : true; // orphans: the classifier checks the selector
   }
 
   function upsertPod(p: PodSummary): void {
@@ -106,17 +104,12 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     for (const p of s.pods) upsertPod(p);
   }
 
-  function newUid(next: string): Promise<never> {
-    // A new object with this name: it gets a fresh run (same workflow ID), never this run's state.
-    return continueAsNew<typeof replicaOwnerWorkflow>({ ...input, uid: next, nextSeq: 0 });
-  }
-
   async function reconcile(): Promise<ReconcileResult> {
     // A delete event ends this run, after one last look: the name may already hold a new object.
     if (needObserve || !owner || ownerGone) {
       const seen = await io.observeReplicaOwner(key);
       if (!seen.owner) return { finished: true };
-      if (uid && seen.owner.uid !== uid) await newUid(seen.owner.uid);
+      await id.handOverIfNew(seen.owner.uid);
       owner = seen.owner;
       pods.clear();
       for (const p of seen.pods) pods.set(p.uid, p);
@@ -124,10 +117,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
       needObserve = false;
       ownerGone = false;
     }
-    if (!uid) {
-      uid = owner.uid;
-      upsertSearchAttributes([{ key: SA_UID, value: uid }]);
-    }
+    id.learn(owner.uid);
 
     const current = owner;
     const classes = classifyPods(current, [...pods.values()]);
@@ -206,10 +196,10 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     tuning,
     apply(e) {
       if (e.relist) needObserve = true;
-      if (e.ownerDeletedUid && e.ownerDeletedUid === (owner?.uid ?? uid)) ownerGone = true;
+      if (e.ownerDeletedUid && e.ownerDeletedUid === (owner?.uid ?? id.uid)) ownerGone = true;
       let sameOwner = false;
       if (e.owner) {
-        if (uid && e.owner.uid !== uid) {
+        if (id.isNew(e.owner.uid)) {
           needObserve = true; // the reconcile will see the new UID and hand over to a new run
         } else {
           sameOwner = true;
@@ -228,11 +218,11 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
       }
     },
     reconcile,
-    continueAsNewArgs: () => [{ ...input, uid, nextSeq } satisfies ReplicaOwnerWorkflowInput],
+    continueAsNewArgs: () => [{ ...input, uid: id.uid, nextSeq } satisfies ReplicaOwnerWorkflowInput],
     describe: () => {
       const active = owner ? classifyPods(owner, [...pods.values()]).activeOwned : [];
       return {
-        uid: owner?.uid ?? uid,
+        uid: owner?.uid ?? id.uid,
         desiredReplicas: owner?.replicas,
         activePods: active.length,
         readyPods: active.filter((p) => p.ready).length,

@@ -1,9 +1,10 @@
-import { continueAsNew, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { ResourceQuotaActivities } from '../../activities/resourcequota/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
-import { SA_UID } from '../search-attributes';
+import { objectIdentity } from '../runtime/identity';
 import { planQuotaStatus } from './logic';
 import type { QuotaObjectKind } from './types';
+import { LIST_PAGES } from '../runtime/activity-options';
 
 /** What the informer sends a quota's workflow; a burst for one quota arrives merged (mergeResourceQuotaEvents). */
 export interface ResourceQuotaEvent {
@@ -41,12 +42,8 @@ export function mergeResourceQuotaEvents(earlier: ResourceQuotaEvent, later: Res
   return out;
 }
 
-const io = proxyActivities<ResourceQuotaActivities>({
-  startToCloseTimeout: '2 minutes',
-  // a recount heartbeats per page listed, so a replica killed mid-list is noticed in seconds
-  heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+// a recount heartbeats per page listed, so a replica killed mid-list is noticed in seconds
+const io = proxyActivities<ResourceQuotaActivities>(LIST_PAGES);
 
 /**
  * One ResourceQuota: keeps status.hard equal to spec.hard and status.used equal to what the
@@ -56,12 +53,11 @@ const io = proxyActivities<ResourceQuotaActivities>({
 export async function resourceQuotaWorkflow(input: ResourceQuotaWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
   const syncMs = input.syncMs && input.syncMs > 0 ? input.syncMs : DEFAULT_QUOTA_SYNC_MS;
-  let uid = input.uid;
+  const id = objectIdentity<typeof resourceQuotaWorkflow>(input.uid, (next) => [{ ...input, uid: next }]);
   // every run starts with a full recount: it is how a run learns the quota, and it heals any drift
   let recountAll = true;
   const recountKinds = new Set<QuotaObjectKind>();
   let lastFullAt = 0;
-  let successorUid: string | undefined;
 
   async function reconcile(): Promise<ReconcileResult> {
     const now = Date.now();
@@ -79,16 +75,13 @@ export async function resourceQuotaWorkflow(input: ResourceQuotaWorkflowInput): 
       const seen = await io.observeResourceQuota({ namespace: input.namespace, name: input.name, ...(kinds ? { kinds } : {}) });
       const quota = seen.quota;
       if (!quota) return { finished: true };
-      if (uid && quota.uid !== uid) {
+      if (id.isNew(quota.uid)) {
         // A new object with this name: it gets a fresh run (same workflow ID), never this run's
         // state. The loop ends first: it treats anything thrown from here as a failed reconcile.
-        successorUid = quota.uid;
+        id.replacedBy(quota.uid);
         return { finished: true };
       }
-      if (!uid) {
-        uid = quota.uid;
-        upsertSearchAttributes([{ key: SA_UID, value: uid }]);
-      }
+      id.learn(quota.uid);
       if (full) lastFullAt = now;
 
       const plan = planQuotaStatus(quota, seen.used);
@@ -119,11 +112,11 @@ export async function resourceQuotaWorkflow(input: ResourceQuotaWorkflowInput): 
     controller: 'resourcequota',
     tuning,
     apply(e) {
-      if (e.all || (e.deletedUid !== undefined && e.deletedUid === uid)) recountAll = true;
+      if (e.all || (e.deletedUid !== undefined && e.deletedUid === id.uid)) recountAll = true;
       for (const k of e.kinds ?? []) recountKinds.add(k);
     },
     reconcile,
-    continueAsNewArgs: () => [{ ...input, uid } satisfies ResourceQuotaWorkflowInput],
+    continueAsNewArgs: () => [{ ...input, uid: id.uid } satisfies ResourceQuotaWorkflowInput],
   });
-  if (successorUid) await continueAsNew<typeof resourceQuotaWorkflow>({ ...input, uid: successorUid });
+  await id.handOverToSuccessor();
 }

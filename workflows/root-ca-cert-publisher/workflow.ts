@@ -2,6 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { RootCaActivities } from '../../activities/root-ca-cert-publisher/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { RootCaConfigMapView, rootCaWriteNeeded } from './logic';
+import { API_WRITES } from '../runtime/activity-options';
 
 export interface RootCaEvent {
   active: boolean;
@@ -17,10 +18,7 @@ export interface RootCaWorkflowInput {
 
 export const rootCaWorkflowId = (namespace: string) => `root-ca-cert-publisher/${namespace}`;
 
-const io = proxyActivities<RootCaActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+const io = proxyActivities<RootCaActivities>(API_WRITES);
 
 /**
  * One episode of "this namespace's kube-root-ca.crt is missing or differs": started by the watch

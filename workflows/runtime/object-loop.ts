@@ -5,6 +5,7 @@ import {
   defineQuery,
   defineSignal,
   log,
+  makeContinueAsNewFunc,
   patched,
   proxySinks,
   setCurrentDetails,
@@ -14,6 +15,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { SA_LAST_ERROR } from '../search-attributes';
+import { taskQueueToMoveTo } from './task-queues';
 import type { KcmSinks, ReconcileOutcome } from './sinks';
 
 /** Every per-object workflow receives informer events on this one signal name. */
@@ -231,6 +233,13 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     const info = workflowInfo();
     if (pending.length === 0 && !pauseChanged && (info.continueAsNewSuggested || info.historyLength >= loop.tuning.maxHistoryEvents)) {
       await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
+    }
+    // A run a build before per-controller task queues started on the base queue moves to its
+    // controller's queue at its first quiet turn on this code. Runs already there never call
+    // patched(), and replays of older histories see it false, so they keep their commands.
+    const moveTo = taskQueueToMoveTo(info.taskQueue, loop.controller);
+    if (moveTo && pending.length === 0 && !pauseChanged && patched('controller-task-queue')) {
+      await makeContinueAsNewFunc<(...args: unknown[]) => Promise<void>>({ taskQueue: moveTo })(...loop.continueAsNewArgs());
     }
 
     const signalled = await condition(() => pending.length > 0 || pauseChanged, waitMs);

@@ -1,9 +1,10 @@
-import { continueAsNew, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { TokenActivities } from '../../activities/serviceaccount-token/activities';
-import { SA_UID } from '../search-attributes';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { objectIdentity } from '../runtime/identity';
 import { decideTokenSecret } from './logic';
 import type { TokenSecretView } from './types';
+import { API_WRITES } from '../runtime/activity-options';
 
 export const TOKEN_CONTROLLER = 'serviceaccount-token';
 
@@ -44,10 +45,7 @@ export function mergeTokenSecretEvents(a: TokenSecretEvent, b: TokenSecretEvent)
   };
 }
 
-const io = proxyActivities<TokenActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+const io = proxyActivities<TokenActivities>(API_WRITES);
 
 /**
  * One kubernetes.io/service-account-token Secret: keeps its token, ca.crt and namespace filled for
@@ -61,11 +59,13 @@ export async function tokenSecretWorkflow(input: TokenSecretWorkflowInput): Prom
   let account: { name: string; uid?: string } | undefined = input.serviceAccountName
     ? { name: input.serviceAccountName, uid: input.serviceAccountUid }
     : undefined;
-  /** set when a new Secret took the name: this run ends and hands the name over */
-  let handoverTo: string | undefined;
+  /** when a new Secret takes the name, this run ends and hands the name over (nothing of its state) */
+  const id = objectIdentity<typeof tokenSecretWorkflow>(input.uid, (next) => [
+    { namespace: input.namespace, name: input.name, uid: next, tuning: input.tuning },
+  ]);
 
   // a run continued for a new Secret under the same name must be found by its own UID
-  if (workflowInfo().typedSearchAttributes.get(SA_UID) !== input.uid) upsertSearchAttributes([{ key: SA_UID, value: input.uid }]);
+  id.publish();
 
   async function reconcile(): Promise<ReconcileResult> {
     const seen = await io.observeTokenSecret({ namespace: input.namespace, name: input.name, uid: input.uid, ...(account ? { serviceAccount: account } : {}) });
@@ -97,7 +97,7 @@ export async function tokenSecretWorkflow(input: TokenSecretWorkflowInput): Prom
       case 'finish':
         break;
     }
-    handoverTo = seen.replacedByUid;
+    id.replacedBy(seen.replacedByUid);
     return { finished: true };
   }
 
@@ -116,7 +116,5 @@ export async function tokenSecretWorkflow(input: TokenSecretWorkflowInput): Prom
     ],
   });
 
-  if (handoverTo) {
-    await continueAsNew<typeof tokenSecretWorkflow>({ namespace: input.namespace, name: input.name, uid: handoverTo, tuning: input.tuning });
-  }
+  await id.handOverToSuccessor();
 }

@@ -2,6 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { ServiceAccountActivities } from '../../activities/serviceaccount/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { missingServiceAccounts } from './logic';
+import { API_WRITES } from '../runtime/activity-options';
 
 /** A namespace as the watch sees it: whether it is active and which ensured accounts it holds. */
 export interface NamespaceAccountsEvent {
@@ -16,10 +17,7 @@ export interface ServiceAccountWorkflowInput {
 
 export const serviceAccountWorkflowId = (namespace: string) => `serviceaccount/${namespace}`;
 
-const io = proxyActivities<ServiceAccountActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+const io = proxyActivities<ServiceAccountActivities>(API_WRITES);
 
 /**
  * One episode of "this namespace lacks its default ServiceAccount": started by the watch when an

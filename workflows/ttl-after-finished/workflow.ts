@@ -1,8 +1,9 @@
-import { continueAsNew, log, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type { TtlAfterFinishedActivities } from '../../activities/ttl-after-finished/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
-import { SA_UID } from '../search-attributes';
+import { objectIdentity } from '../runtime/identity';
 import { CONTROLLER, JobTtlView, TtlDecision, decideTtl } from './logic';
+import { API_WRITES } from '../runtime/activity-options';
 
 /** What the watch sends: the Job as it stands, whenever something timing reads changed. */
 export interface TtlAfterFinishedEvent {
@@ -26,10 +27,7 @@ export function mergeTtlAfterFinishedEvents(_earlier: TtlAfterFinishedEvent, lat
   return later;
 }
 
-const io = proxyActivities<TtlAfterFinishedActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
-});
+const io = proxyActivities<TtlAfterFinishedActivities>(API_WRITES);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -47,12 +45,10 @@ export async function ttlAfterFinishedWorkflow(input: TtlAfterFinishedWorkflowIn
   let signalled = false;
   let warnedSkew = false;
 
+  // a recreated Job gets a run of its own
+  const id = objectIdentity<typeof ttlAfterFinishedWorkflow>(uid, (next) => [{ ...input, uid: next }]);
   // a run continued for a recreated Job still carries its predecessor's UID attribute
-  const attrs = workflowInfo().typedSearchAttributes;
-  if (uid && attrs.get(SA_UID) !== uid) upsertSearchAttributes([{ key: SA_UID, value: uid }]);
-
-  const successor = async (next: JobTtlView): Promise<never> =>
-    continueAsNew<typeof ttlAfterFinishedWorkflow>({ ...input, uid: next.uid });
+  id.publish();
 
   function decide(view: JobTtlView): TtlDecision {
     const d = decideTtl(view, Date.now());
@@ -75,7 +71,7 @@ export async function ttlAfterFinishedWorkflow(input: TtlAfterFinishedWorkflowIn
       job = await io.readFinishedJob({ namespace: input.namespace, name: input.name });
       if (!job) return { finished: true };
     }
-    if (uid && job.uid !== uid) await successor(job);
+    await id.handOverIfNew(job.uid);
 
     const first = decide(job);
     if (first.kind === 'done') return { finished: true };
@@ -89,7 +85,7 @@ export async function ttlAfterFinishedWorkflow(input: TtlAfterFinishedWorkflowIn
     const fresh = await io.readFinishedJob({ namespace: input.namespace, name: input.name });
     if (!fresh) return { finished: true };
     job = fresh;
-    if (uid && fresh.uid !== uid) await successor(fresh);
+    await id.handOverIfNew(fresh.uid);
     const d = decide(fresh);
     if (d.kind === 'done') return { finished: true };
     if (d.kind === 'error') {

@@ -1,0 +1,15 @@
+import type { ControllerDescriptor } from '../../workers/descriptor';
+import { intFlag } from '../../workers/flags';
+import { deploymentWorkflow } from '../../workflows/deployment/workflow';
+import { createDeploymentActivities } from './activities';
+import { deploymentRoutes } from './routes';
+
+export const deploymentController: ControllerDescriptor = {
+  name: 'deployment-controller',
+  short: 'deployment',
+  serviceAccount: 'deployment-controller',
+  concurrency: intFlag('concurrent-deployment-syncs', 5, 'how many deployments may reconcile at the same time'),
+  workflows: [deploymentWorkflow],
+  activities: (ctx) => createDeploymentActivities(ctx),
+  routes: ({ input, signaller }) => deploymentRoutes(input, signaller),
+};

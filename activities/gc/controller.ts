@@ -1,0 +1,15 @@
+import type { ControllerDescriptor } from '../../workers/descriptor';
+import { intFlag } from '../../workers/flags';
+import { garbageCollectorWorkflow } from '../../workflows/gc/workflow';
+import { createGcActivities } from './activities';
+import { gcRoutes } from './routes';
+
+export const garbageCollectorController: ControllerDescriptor = {
+  name: 'garbage-collector-controller',
+  short: 'garbagecollector',
+  serviceAccount: 'generic-garbage-collector',
+  concurrency: intFlag('concurrent-gc-syncs', 20, 'how many objects the garbage collector may process at the same time'),
+  workflows: [garbageCollectorWorkflow],
+  activities: (ctx) => createGcActivities(ctx),
+  routes: ({ input, signaller, rest }) => gcRoutes(input, signaller, rest),
+};

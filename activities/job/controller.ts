@@ -1,0 +1,15 @@
+import type { ControllerDescriptor } from '../../workers/descriptor';
+import { intFlag } from '../../workers/flags';
+import { jobWorkflow } from '../../workflows/job/workflow';
+import { createJobActivities } from './activities';
+import { jobRoutes } from './routes';
+
+export const jobController: ControllerDescriptor = {
+  name: 'job-controller',
+  short: 'job',
+  serviceAccount: 'job-controller',
+  concurrency: intFlag('concurrent-job-syncs', 5, 'how many jobs may reconcile at the same time'),
+  workflows: [jobWorkflow],
+  activities: (ctx) => createJobActivities(ctx),
+  routes: ({ input, signaller }) => jobRoutes(input, signaller),
+};

@@ -1,0 +1,16 @@
+import type { ControllerDescriptor } from '../../workers/descriptor';
+import { intFlag } from '../../workers/flags';
+import { namespaceWorkflow } from '../../workflows/namespace/workflow';
+import { createNamespaceActivities } from './activities';
+import { NAMESPACE_SYNC_PERIOD, namespaceRoutes } from './routes';
+
+export const namespaceController: ControllerDescriptor = {
+  name: 'namespace-controller',
+  short: 'namespace',
+  serviceAccount: 'namespace-controller',
+  concurrency: intFlag('concurrent-namespace-syncs', 10, 'how many namespaces may be emptied at the same time'),
+  flags: [NAMESPACE_SYNC_PERIOD],
+  workflows: [namespaceWorkflow],
+  activities: (ctx) => createNamespaceActivities(ctx),
+  routes: ({ input, signaller }) => namespaceRoutes(input, signaller),
+};

@@ -1,0 +1,16 @@
+import type { ControllerDescriptor } from '../../workers/descriptor';
+import { intFlag } from '../../workers/flags';
+import { resourceQuotaWorkflow } from '../../workflows/resourcequota/workflow';
+import { createResourceQuotaActivities } from './activities';
+import { RESOURCE_QUOTA_SYNC_PERIOD, quotaRoutes } from './routes';
+
+export const resourceQuotaController: ControllerDescriptor = {
+  name: 'resourcequota-controller',
+  short: 'resourcequota',
+  serviceAccount: 'resourcequota-controller',
+  concurrency: intFlag('concurrent-resource-quota-syncs', 5, 'how many resource quotas may be recounted at the same time'),
+  flags: [RESOURCE_QUOTA_SYNC_PERIOD],
+  workflows: [resourceQuotaWorkflow],
+  activities: (ctx) => createResourceQuotaActivities(ctx),
+  routes: ({ input, signaller }) => quotaRoutes(input, signaller),
+};

@@ -1,0 +1,25 @@
+/**
+ * `npm run test:unit`: every test that needs no local stack, without jest.config.js's
+ * globalSetup/globalTeardown (which build and start etcd, kube-apiserver, kwok and Temporal).
+ * `npm test` still runs all of these too, with the full config.
+ *
+ * test/workflow/ runs workflows on a Temporal dev server started from the temporal CLI binary the
+ * stack builds; it is included when that binary exists (npm test always has it), and left out
+ * with a note otherwise.
+ */
+const { globalSetup, globalTeardown, ...shared } = require('./jest.config.js');
+const { temporalBinary, cachedTemporalPath } = require('./test/support/temporal-binary.js');
+
+const temporal = temporalBinary();
+if (!temporal) {
+  process.stderr.write(
+    `test:unit: skipping test/workflow/: no temporal CLI binary (TEMPORAL_BIN, ${cachedTemporalPath()}, or on PATH). ` +
+      '`node bin/temporal-kcm.js local build` or `npm test` builds it.\n',
+  );
+}
+
+/** @type {import('jest').Config} */
+module.exports = {
+  ...shared,
+  roots: ['<rootDir>/test/unit', ...(temporal ? ['<rootDir>/test/workflow'] : [])],
+};

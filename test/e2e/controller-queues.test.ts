@@ -1,0 +1,135 @@
+import { Client, Connection } from '@temporalio/client';
+import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
+import { informerWorkflow, legacyInformerWorkflowId } from '../../workflows/informer';
+import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
+import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
+import { cleanNamespace, controllerUid, listPods, testRest } from '../support/kube';
+
+/**
+ * Each controller has its own task queue. Replicas started with different --controllers split the
+ * controllers between them with no leader election; workflows a build before per-controller queues
+ * left on the base queue move to their controller's queue.
+ */
+const rest = testRest(testKubeConfig());
+const managers: ManagerProcess[] = [];
+let ns: string;
+let connection: Connection;
+let client: Client;
+
+beforeAll(async () => {
+  ns = await freshNamespace(testKubeConfig(), 'queues');
+  connection = await Connection.connect({ address: temporalAddress() });
+  client = new Client({ connection });
+});
+
+afterAll(async () => {
+  await Promise.all(managers.map((m) => m.kill()));
+  if (ns) await cleanNamespace(rest, ns);
+  await connection?.close();
+});
+
+/** Worker identities (`<host>-<pid>`) that started this workflow's activities, over its current run. */
+async function activityWorkerPids(workflowId: string): Promise<Set<number>> {
+  const pids = new Set<number>();
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  for (const e of history.events ?? []) {
+    const identity = e.activityTaskStartedEventAttributes?.identity;
+    const pid = Number(/-(\d+)$/.exec(identity ?? '')?.[1]);
+    if (Number.isFinite(pid)) pids.add(pid);
+  }
+  return pids;
+}
+
+const template = (app: string) => ({ metadata: { labels: { app } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } });
+
+test('a replica with --controllers=endpointslice and one with *,-endpointslice split the work between them', async () => {
+  const taskQueue = uniqueName('split');
+  const slices = await startManagerProcess(taskQueue, [], { controllers: 'endpointslice' });
+  const rest_ = await startManagerProcess(taskQueue, [], { controllers: '*,-endpointslice' });
+  managers.push(slices, rest_);
+
+  await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
+    body: { metadata: { name: 'web' }, spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: template('web') } },
+  });
+  await rest.request('POST', `/api/v1/namespaces/${ns}/services`, {
+    body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } },
+  });
+  // the Deployment's pods exist (the other replica's deployment and replicaset controllers) and the
+  // EndpointSlice lists both (this replica's endpointslice controller)
+  await eventually('EndpointSlice with both pods ready', async () => {
+    const list = await rest.request<{ items: Array<{ endpoints?: Array<{ conditions?: { ready?: boolean } }> }> }>(
+      'GET', `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=${encodeURIComponent('kubernetes.io/service-name=web')}`);
+    const ready = list.body.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready).length;
+    return ready === 2 ? true : undefined;
+  }, 60_000);
+
+  const sliceWf = await client.workflow.getHandle(`endpointslice/${ns}/web`).describe();
+  expect(sliceWf.taskQueue).toBe(`${taskQueue}/endpointslice`);
+  expect([...(await activityWorkerPids(`endpointslice/${ns}/web`))]).toEqual([slices.pid]);
+  const deployWf = await client.workflow.getHandle(`deployment/${ns}/web`).describe();
+  expect(deployWf.taskQueue).toBe(`${taskQueue}/deployment`);
+  expect([...(await activityWorkerPids(`deployment/${ns}/web`))]).toEqual([rest_.pid]);
+
+  // each replica reconciled only its own controllers
+  const sliceMetrics = await slices.metrics();
+  const restMetrics = await rest_.metrics();
+  expect(metricValue(sliceMetrics, 'kcm_reconciles_total', { controller: 'endpointslice' })).toBeGreaterThan(0);
+  expect(metricValue(sliceMetrics, 'kcm_reconciles_total', { controller: 'deployment' })).toBe(0);
+  expect(metricValue(restMetrics, 'kcm_reconciles_total', { controller: 'endpointslice' })).toBe(0);
+  expect(metricValue(restMetrics, 'kcm_reconciles_total', { controller: 'deployment' })).toBeGreaterThan(0);
+
+  await Promise.all([slices.kill(), rest_.kill()]);
+});
+
+test('an upgrade with workflows running on the base queue: they finish their work there and move to their controller queue', async () => {
+  const taskQueue = uniqueName('upgrade');
+  const rs = (await rest.request<{ metadata: { uid: string } }>('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, {
+    body: { metadata: { name: 'legacy' }, spec: { replicas: 3, selector: { matchLabels: { app: 'legacy' } }, template: template('legacy') } },
+  })).body;
+  // What a build before per-controller queues left running: the object's workflow and the one
+  // informer of every controller, both on the base queue.
+  const workflowId = `replicaset/${ns}/legacy`;
+  await client.workflow.signalWithStart(replicaOwnerWorkflow, {
+    workflowId,
+    taskQueue,
+    args: [{ controller: 'replicaset', kind: 'ReplicaSet', namespace: ns, name: 'legacy', uid: rs.metadata.uid }],
+    signal: OBJECT_EVENT_SIGNAL,
+    signalArgs: [{ relist: true }],
+  });
+  const legacyRunId = (await client.workflow.getHandle(workflowId).describe()).runId;
+  await client.workflow.start(informerWorkflow, {
+    workflowId: legacyInformerWorkflowId(taskQueue),
+    taskQueue,
+    args: [{ controllers: ['replicaset'], heartbeatTimeoutMs: 15_000 }],
+  });
+
+  const manager = await startManagerProcess(taskQueue, [], { controllers: 'replicaset' });
+  managers.push(manager);
+
+  await eventually('3 pods of the legacy ReplicaSet', async () => {
+    const pods = (await listPods(rest, ns, 'app=legacy')).filter((p) => controllerUid(p) === rs.metadata.uid && !p.metadata.deletionTimestamp);
+    return pods.length === 3 ? pods : undefined;
+  }, 60_000);
+  const moved = await eventually('the workflow on its controller queue', async () => {
+    const d = await client.workflow.getHandle(workflowId).describe();
+    return d.taskQueue === `${taskQueue}/replicaset` && d.status.name === 'RUNNING' ? d : undefined;
+  }, 60_000);
+  expect(moved.runId).not.toBe(legacyRunId);
+  const legacy = await client.workflow.getHandle(workflowId, legacyRunId).describe();
+  expect(legacy.status.name).toBe('CONTINUED_AS_NEW');
+  expect(legacy.taskQueue).toBe(taskQueue);
+
+  // the old informer is stopped; the new one of this set runs
+  const oldInformer = await client.workflow.getHandle(legacyInformerWorkflowId(taskQueue)).describe();
+  expect(oldInformer.status.name).toBe('TERMINATED');
+
+  // and the moved workflow keeps reconciling: a deleted pod is replaced
+  const [victim] = await listPods(rest, ns, 'app=legacy');
+  await rest.request('DELETE', `/api/v1/namespaces/${ns}/pods/${victim.metadata.name}`);
+  await eventually('replacement pod', async () => {
+    const pods = (await listPods(rest, ns, 'app=legacy')).filter((p) => controllerUid(p) === rs.metadata.uid && !p.metadata.deletionTimestamp && p.metadata.name !== victim.metadata.name);
+    return pods.length === 3 ? true : undefined;
+  }, 60_000);
+  await manager.kill();
+});

@@ -1,0 +1,72 @@
+import { proxyActivities } from '@temporalio/workflow';
+import { DEFAULT_TUNING, LoopTuning, runObjectLoop } from '../../../workflows/runtime/object-loop';
+import { objectIdentity } from '../../../workflows/runtime/identity';
+
+/**
+ * The smallest per-object workflow: runObjectLoop with the identity helper, shaped like the real
+ * controllers (observe, hand over to a new run on a new UID, learn the UID, reconcile), with a
+ * fake "API" the test drives through in-process activities. test/workflow/object-loop.test.ts
+ * runs it on the Temporal dev server.
+ */
+
+/** What the fake API says about the probe's object. */
+export interface ProbeObservation {
+  /** absent: the object is gone and the run ends */
+  uid?: string;
+  /** the reconcile fails with this error */
+  fail?: string;
+}
+
+export interface ProbeActivities {
+  /** `applied` is the workflow's state at that reconcile: the events it has folded in so far */
+  observeProbe(req: { name: string; runUid?: string; applied: string[] }): Promise<ProbeObservation>;
+}
+
+export interface ProbeEvent {
+  note: string;
+}
+
+export interface ProbeInput {
+  name: string;
+  uid?: string;
+  tuning?: Partial<LoopTuning>;
+  /** set KcmUid to the run's UID at the start (a run handed over inherits its predecessor's) */
+  publish?: boolean;
+  /** state carried across continue-as-new: the events folded in so far */
+  applied?: string[];
+  /** how many times this object's run continued as new because its history grew long */
+  generation?: number;
+}
+
+export const PROBE_CONTROLLER = 'probe';
+
+const io = proxyActivities<ProbeActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 1 } });
+
+export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> {
+  const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
+  const applied = [...(input.applied ?? [])];
+  const generation = input.generation ?? 0;
+  // a new object under the name: a fresh run with none of this one's state
+  const id = objectIdentity<typeof objectLoopProbeWorkflow>(input.uid, (next) => [
+    { name: input.name, uid: next, tuning: input.tuning, publish: input.publish },
+  ]);
+  if (input.publish) id.publish();
+
+  await runObjectLoop<ProbeEvent>({
+    controller: PROBE_CONTROLLER,
+    tuning,
+    apply(e) {
+      applied.push(e.note);
+    },
+    async reconcile() {
+      const seen = await io.observeProbe({ name: input.name, runUid: id.uid, applied });
+      if (!seen.uid) return { finished: true };
+      await id.handOverIfNew(seen.uid);
+      id.learn(seen.uid);
+      if (seen.fail) return { failed: true, error: seen.fail };
+      return {};
+    },
+    continueAsNewArgs: () => [{ ...input, uid: id.uid, applied, generation: generation + 1 } satisfies ProbeInput],
+    describe: () => ({ uid: id.uid, applied, generation }),
+  });
+}

@@ -1,0 +1,113 @@
+import type { Client } from '@temporalio/client';
+import type { Workflow } from '@temporalio/common';
+import type { Logger } from 'pino';
+import type { InformerInput, RouteFamily } from '../activities/informers/family';
+import type { Signaller } from '../activities/informers/signaller';
+import type { RecordEvent } from '../activities/kube/events';
+import type { KubeRest } from '../activities/kube/rest';
+import type { LoopTuning } from '../workflows/runtime/object-loop';
+import type { FlagSpec, FlagValues, IntFlag } from './flags';
+
+/*
+ * Everything the manager needs to know about one controller. A controller is its descriptor plus
+ * workflows/<name>/ and activities/<name>/; the manager, the informer, `run`'s flags and `--help`
+ * all iterate over workers/registry.ts and know no controller by name.
+ */
+
+// eslint-style escape hatch avoided on purpose: activities take typed requests, so `never[]`
+// accepts every activity function without widening any of them to `any`.
+export type ActivityFunction = (...args: never[]) => Promise<unknown>;
+export type ActivityMap = Record<string, ActivityFunction>;
+
+/** What one controller's activities call the API server with. */
+export interface ControllerDeps {
+  /** the controller's own client: its ServiceAccount under --use-service-account-credentials */
+  rest: KubeRest;
+  logger: Logger;
+  /** Events written with the controller's rights, as its own recorder writes them upstream */
+  recordEvent: RecordEvent;
+}
+
+export interface ActivityContext extends ControllerDeps {
+  /** the manager's own client, for reads upstream makes through its shared informers */
+  reader: KubeRest;
+  /** another controller's deps, for one engine serving two controllers (ReplicaSet and ReplicationController) */
+  depsOf(controller: string): ControllerDeps;
+  /** this replica's resolved flags (every controller's, by flag name) */
+  flags: FlagValues;
+  /** --root-ca-file as given (the path), for controllers that validate the file themselves */
+  rootCaFile?: string;
+  /** the CA bundle to publish: --root-ca-file's content, else the kubeconfig's CA */
+  rootCa?: string;
+}
+
+/** What a route family is built from, inside the informer activity. */
+export interface RouteContext {
+  input: InformerInput;
+  signaller: Signaller;
+  /** the manager's own client (discovery for the garbage collector) */
+  rest: KubeRest;
+  rootCa?: string;
+  rootCaFile?: string;
+}
+
+/**
+ * Builds the routes of the controllers in `ctx.input.controllers` it serves, or undefined when none
+ * is enabled. Controllers sharing one engine (one cache, one set of handlers) name the same
+ * factory; the informer calls each distinct factory once.
+ */
+export type RouteFactory = (ctx: RouteContext) => RouteFamily | undefined;
+
+/** What a precondition check sees. */
+export interface PreconditionContext {
+  flags: FlagValues;
+  rootCa?: string;
+  rootCaFile?: string;
+}
+
+/** What a start hook gets: run once per replica start, after the workers poll. */
+export interface StartContext {
+  client: Client;
+  /** the controller's own task queue */
+  taskQueue: string;
+  /** --task-queue: what IDs of singleton workflows are named after, as they were before per-controller queues */
+  baseTaskQueue: string;
+  flags: FlagValues;
+  tuning: Partial<LoopTuning>;
+}
+
+/** A precondition that failed: `fatal` stops the manager (as upstream exits), otherwise the controller is left out. */
+export interface NotRunnable {
+  fatal: boolean;
+  message: string;
+}
+
+export interface ControllerDescriptor {
+  /** upstream's canonical --controllers name, e.g. `job-controller` (aliases live in starter/controller-names.ts) */
+  name: string;
+  /** the first segment of its workflow IDs, the KcmController search attribute and its task queue's suffix */
+  short: string;
+  /** the kube-system ServiceAccount whose system:controller:* role bounds it; none: the manager's own credentials */
+  serviceAccount?: string;
+  /** without a ServiceAccount: the name its client adds to the User-Agent, as upstream's client builder names it */
+  clientName?: string;
+  /** its `--concurrent-*-syncs` flag, or the fixed number of workers upstream gives it */
+  concurrency: IntFlag | number;
+  /** its other flags, in --help order */
+  flags?: readonly FlagSpec[];
+  /** the workflow types its task queue runs (every one must be exported from workflows/index.ts) */
+  workflows: readonly Workflow[];
+  activities(ctx: ActivityContext): ActivityMap;
+  routes?: RouteFactory;
+  /** why it cannot run as configured; it is then left out, as upstream skips it at start */
+  precondition?(ctx: PreconditionContext): NotRunnable | undefined;
+  /** work that no watch event starts (podgc's singleton workflow) */
+  start?(ctx: StartContext): Promise<void>;
+}
+
+/** The number of reconciles it may run at once in one replica. */
+export function concurrencyOf(d: ControllerDescriptor, flags: FlagValues): number {
+  if (typeof d.concurrency === 'number') return d.concurrency;
+  const v = flags[d.concurrency.name];
+  return typeof v === 'number' ? v : d.concurrency.def;
+}
