@@ -22,4 +22,7 @@ if (!temporal) {
 module.exports = {
   ...shared,
   roots: ['<rootDir>/test/unit', ...(temporal ? ['<rootDir>/test/workflow'] : [])],
+  // jest's default leaves a core idle (one worker on two cores); the workflow tests mostly wait on
+  // the dev server's timers, so every core runs a test file
+  maxWorkers: '100%',
 };

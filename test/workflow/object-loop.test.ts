@@ -1,0 +1,267 @@
+import { randomUUID } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { tsToMs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, InjectedSinks, Runtime, Worker } from '@temporalio/worker';
+import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { locateBinary } from '../../starter/local/binaries';
+import { KCM_SEARCH_ATTRIBUTES, SA_LAST_ERROR, SA_UID } from '../../workflows/search-attributes';
+import { LoopState, OBJECT_EVENT_SIGNAL, PAUSE_SIGNAL, RESUME_SIGNAL, STATE_QUERY, backoffMs } from '../../workflows/runtime/object-loop';
+import type { KcmSinks } from '../../workflows/runtime/sinks';
+import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
+import { PROBE_CONTROLLER, ProbeActivities, ProbeEvent, ProbeInput, ProbeObservation, objectLoopProbeWorkflow } from '../support/workflows/object-loop';
+
+/*
+ * runObjectLoop and the identity helper on a real Temporal server: the dev server of the temporal
+ * CLI binary the local stack builds (no time skipping there, hence loop tunings in milliseconds).
+ * The probe workflow (test/support/workflows/object-loop.ts) observes a fake object through an
+ * in-process activity; `world` is that object, `calls` every observation in order.
+ */
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const EventType = temporal.api.enums.v1.EventType;
+
+// the controller's own queue, as the manager runs it (a run on any other queue moves there first)
+const taskQueue = controllerTaskQueue(`object-loop-${randomUUID()}`, PROBE_CONTROLLER);
+const world = new Map<string, ProbeObservation>();
+const calls: { name: string; runUid?: string; applied: string[]; at: number }[] = [];
+
+const activities: ProbeActivities = {
+  async observeProbe(req) {
+    calls.push({ ...req, applied: [...req.applied], at: Date.now() });
+    return world.get(req.name) ?? {};
+  },
+};
+const sinks: InjectedSinks<KcmSinks> = {
+  kcm: { reconciled: { fn: () => undefined }, signals: { fn: () => undefined } },
+};
+
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let running: Promise<void>;
+
+beforeAll(async () => {
+  const temporalCli = locateBinary('temporal');
+  if (!temporalCli) {
+    // npm test builds the stack (this binary among it) before any test; test:unit leaves this file out without it
+    throw new Error('test/workflow needs the temporal CLI binary (TEMPORAL_BIN, the build cache, or PATH): `node bin/temporal-kcm.js local build` builds it');
+  }
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: temporalCli.path },
+      searchAttributes: [...KCM_SEARCH_ATTRIBUTES],
+    },
+  });
+  worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    workflowsPath: require.resolve('../support/workflows/object-loop'),
+    activities,
+    sinks,
+  });
+  running = worker.run();
+}, 120_000);
+
+afterAll(async () => {
+  if (worker?.getState() === 'RUNNING') worker.shutdown();
+  await running;
+  await env?.teardown();
+});
+
+function start(name: string, input: Omit<ProbeInput, 'name'>): Promise<WorkflowHandleWithFirstExecutionRunId<typeof objectLoopProbeWorkflow>> {
+  return env.client.workflow.start(objectLoopProbeWorkflow, {
+    taskQueue,
+    workflowId: `probe/${name}`,
+    args: [{ name, ...input }],
+  });
+}
+
+const signalEvent = (h: WorkflowHandle, note: string) => h.signal<[ProbeEvent]>(OBJECT_EVENT_SIGNAL, { note });
+const state = (h: WorkflowHandle) => h.query<LoopState>(STATE_QUERY);
+const callsOf = (name: string) => calls.filter((c) => c.name === name);
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Ends the probe's current run the way a deleted object does, and waits for the chain of runs to complete. */
+async function finish(h: WorkflowHandle, name: string): Promise<void> {
+  world.delete(name);
+  await signalEvent(h, 'deleted');
+  await h.result();
+}
+
+async function historyOf(workflowId: string, runId: string): Promise<HistoryEvent[]> {
+  return (await env.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+}
+
+const ofType = (events: HistoryEvent[], t: temporal.api.enums.v1.EventType) => events.filter((e) => e.eventType === t);
+
+describe('runObjectLoop on the Temporal dev server', () => {
+  test('a failed reconcile backs off, doubling from backoffBaseMs up to backoffMaxMs, and a success ends it', async () => {
+    const name = 'backoff';
+    const tuning = { backoffBaseMs: 100, backoffMaxMs: 400, resyncMs: 3_600_000 };
+    world.set(name, { uid: 'u-backoff', fail: 'the API said no' });
+    const h = await start(name, { uid: 'u-backoff', tuning });
+
+    // the first reconcile and four retries: waits of 100, 200, 400, 400 ms (the dev server fires
+    // timers on a one-second tick, so each takes about a second of wall time)
+    await eventually('five failed reconciles', () => callsOf(name).length >= 5);
+    const failing = await state(h);
+    expect(failing.consecutiveFailures).toBeGreaterThanOrEqual(4);
+    expect(failing.lastError?.message).toBe('the API said no');
+    expect((await h.describe()).typedSearchAttributes.get(SA_LAST_ERROR)).toBe('the API said no');
+
+    world.set(name, { uid: 'u-backoff' });
+    const healed = await eventually('a successful reconcile', async () => {
+      const s = await state(h);
+      return s.consecutiveFailures === 0 && s.reconciles > failing.reconciles ? s : undefined;
+    });
+    expect(healed.lastError).toBeUndefined();
+    expect(healed.lastReconcile?.outcome).toBe('success');
+    // the published error goes with the success
+    expect((await h.describe()).typedSearchAttributes.get(SA_LAST_ERROR)).toBeUndefined();
+
+    const failures = healed.reconciles - 1;
+    await finish(h, name);
+
+    // The waits are the loop's timers, exact in the history: one per failure, then the resync.
+    const timers = ofType(await historyOf(h.workflowId, h.firstExecutionRunId), EventType.EVENT_TYPE_TIMER_STARTED)
+      .map((e) => tsToMs(e.timerStartedEventAttributes!.startToFireTimeout));
+    const expected = Array.from({ length: failures }, (_, i) => backoffMs({ ...tuning, maxHistoryEvents: 10_000 }, i + 1));
+    expect(expected.slice(0, 4)).toEqual([100, 200, 400, 400]);
+    expect(timers).toEqual([...expected, 3_600_000]);
+    // and the retries really waited that long
+    const at = callsOf(name).map((c) => c.at);
+    for (let i = 1; i <= failures; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(expected[i - 1] - 5);
+  });
+
+  test('a paused object keeps its events and applies them, in order, on resume', async () => {
+    const name = 'pause';
+    world.set(name, { uid: 'u-pause' });
+    const h = await start(name, { uid: 'u-pause', tuning: { resyncMs: 3_600_000 } });
+    await eventually('the first reconcile', () => callsOf(name).length === 1);
+
+    await h.signal(PAUSE_SIGNAL, { reason: 'incident 42' });
+    await eventually('the pause', async () => (await state(h)).paused);
+    for (const note of ['a', 'b', 'c']) await signalEvent(h, note);
+    await eventually('three pending events', async () => (await state(h)).pendingSignals === 3);
+    await sleep(1000);
+
+    const paused = await state(h);
+    expect(callsOf(name)).toHaveLength(1); // nothing reconciled while paused
+    expect(paused.paused?.reason).toBe('incident 42');
+    expect(paused.pendingSignals).toBe(3);
+    expect((await h.describe()).memo?.Paused).toMatch(/incident 42$/);
+
+    await h.signal(RESUME_SIGNAL);
+    await eventually('the reconcile after resume', () => callsOf(name).length === 2);
+    expect(callsOf(name)[1].applied).toEqual(['a', 'b', 'c']);
+    const resumed = await eventually('the state after resume', async () => {
+      const s = await state(h);
+      return s.reconciles === 2 ? s : undefined;
+    });
+    expect(resumed.paused).toBeUndefined();
+    expect(resumed.pendingSignals).toBe(0);
+    expect((await h.describe()).memo?.Paused ?? null).toBeNull();
+
+    // a resume with nothing pending still reconciles: anything may have changed meanwhile
+    await h.signal(PAUSE_SIGNAL);
+    await eventually('the second pause', async () => (await state(h)).paused);
+    await h.signal(RESUME_SIGNAL);
+    await eventually('the reconcile after the second resume', () => callsOf(name).length === 3);
+    expect(callsOf(name)[2].applied).toEqual(['a', 'b', 'c']);
+
+    await finish(h, name);
+  });
+
+  test('a run whose history passes maxHistoryEvents continues as new with its state', async () => {
+    const name = 'long';
+    const maxHistoryEvents = 40;
+    world.set(name, { uid: 'u-long' });
+    // a resync every 100 ms writes about ten events a round
+    const h = await start(name, { uid: 'u-long', tuning: { resyncMs: 100, maxHistoryEvents } });
+    await eventually('the first reconcile', () => callsOf(name).length >= 1);
+    await signalEvent(h, 'a');
+    await signalEvent(h, 'b');
+
+    const next = await eventually('a continued run', async () => {
+      const s = await state(h);
+      return typeof s.view?.generation === 'number' && s.view.generation >= 1 ? s : undefined;
+    });
+    expect(next.runId).not.toBe(h.firstExecutionRunId);
+    expect(next.view?.applied).toEqual(['a', 'b']);
+    expect(next.view?.uid).toBe('u-long');
+
+    const first = await historyOf(h.workflowId, h.firstExecutionRunId);
+    expect(first.length).toBeGreaterThanOrEqual(maxHistoryEvents);
+    const last = first[first.length - 1];
+    expect(last.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+    const carried = defaultPayloadConverter.fromPayload<ProbeInput>(last.workflowExecutionContinuedAsNewEventAttributes!.input!.payloads![0]);
+    expect(carried).toMatchObject({ name, uid: 'u-long', applied: ['a', 'b'], generation: 1 });
+    await finish(h, name);
+  });
+
+  test('a new UID under the same name continues as new for it, with none of the old state', async () => {
+    const name = 'reborn';
+    world.set(name, { uid: 'u-old' });
+    // started by a signal, the run does not know its UID: it learns it from the first observation
+    const h = await start(name, { publish: true, tuning: { resyncMs: 3_600_000 } });
+    await eventually('the UID learned', async () => (await h.describe()).typedSearchAttributes.get(SA_UID) === 'u-old');
+    await signalEvent(h, 'x');
+    await eventually('the event applied', () => callsOf(name).some((c) => c.applied.includes('x')));
+
+    world.set(name, { uid: 'u-new' });
+    await signalEvent(h, 'y');
+    const fresh = await eventually('the new object\'s run', () => callsOf(name).find((c) => c.runUid === 'u-new'));
+    expect(fresh.applied).toEqual([]);
+
+    const s = await eventually('the new run\'s state', async () => {
+      const st = await state(h);
+      return st.runId !== h.firstExecutionRunId && st.reconciles >= 1 ? st : undefined;
+    });
+    expect(s.view).toMatchObject({ uid: 'u-new', applied: [], generation: 0 });
+    // handing over is not a failure
+    expect(s.consecutiveFailures).toBe(0);
+    // publish() points KcmUid at the new object (the run inherited the old one's attributes)
+    expect((await h.describe()).typedSearchAttributes.get(SA_UID)).toBe('u-new');
+
+    const first = await historyOf(h.workflowId, h.firstExecutionRunId);
+    const last = first[first.length - 1];
+    expect(last.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+    expect(defaultPayloadConverter.fromPayload(last.workflowExecutionContinuedAsNewEventAttributes!.input!.payloads![0])).toEqual({
+      name, uid: 'u-new', publish: true, tuning: { resyncMs: 3_600_000 },
+    });
+    // one of our upserts in the old run: KcmUid when it was learned; no KcmLastError (the hand-over
+    // did not count as a failed reconcile). patched() adds TemporalChangeVersion upserts of its own.
+    const upserted = ofType(first, EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES)
+      .flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields!))
+      .filter((k) => k.startsWith('Kcm'));
+    expect(upserted).toEqual(['KcmUid']);
+
+    await finish(h, name);
+  });
+
+  test('without publish() a handed-over run keeps its predecessor\'s KcmUid, as continue-as-new carries search attributes over', async () => {
+    const name = 'reborn-unpublished';
+    world.set(name, { uid: 'u-1' });
+    const h = await start(name, { tuning: { resyncMs: 3_600_000 } });
+    await eventually('the UID learned', async () => (await h.describe()).typedSearchAttributes.get(SA_UID) === 'u-1');
+    world.set(name, { uid: 'u-2' });
+    await signalEvent(h, 'z');
+    await eventually('the new object\'s run', () => callsOf(name).find((c) => c.runUid === 'u-2'));
+    expect((await h.describe()).typedSearchAttributes.get(SA_UID)).toBe('u-1');
+    await finish(h, name);
+  });
+});
