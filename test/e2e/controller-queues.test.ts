@@ -48,38 +48,42 @@ test('a replica with --controllers=endpointslice and one with *,-endpointslice s
   const slices = await startManagerProcess(taskQueue, [], { controllers: 'endpointslice' });
   const rest_ = await startManagerProcess(taskQueue, [], { controllers: '*,-endpointslice' });
   managers.push(slices, rest_);
+  try {
 
-  await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
-    body: { metadata: { name: 'web' }, spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: template('web') } },
-  });
-  await rest.request('POST', `/api/v1/namespaces/${ns}/services`, {
-    body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } },
-  });
-  // the Deployment's pods exist (the other replica's deployment and replicaset controllers) and the
-  // EndpointSlice lists both (this replica's endpointslice controller)
-  await eventually('EndpointSlice with both pods ready', async () => {
-    const list = await rest.request<{ items: Array<{ endpoints?: Array<{ conditions?: { ready?: boolean } }> }> }>(
-      'GET', `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=${encodeURIComponent('kubernetes.io/service-name=web')}`);
-    const ready = list.body.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready).length;
-    return ready === 2 ? true : undefined;
-  }, 60_000);
+    await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
+      body: { metadata: { name: 'web' }, spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: template('web') } },
+    });
+    await rest.request('POST', `/api/v1/namespaces/${ns}/services`, {
+      body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } },
+    });
+    // the Deployment's pods exist (the other replica's deployment and replicaset controllers) and the
+    // EndpointSlice lists both (this replica's endpointslice controller)
+    await eventually('EndpointSlice with both pods ready', async () => {
+      const list = await rest.request<{ items: Array<{ endpoints?: Array<{ conditions?: { ready?: boolean } }> }> }>(
+        'GET', `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=${encodeURIComponent('kubernetes.io/service-name=web')}`);
+      const ready = list.body.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready).length;
+      return ready === 2 ? true : undefined;
+    }, 60_000);
 
-  const sliceWf = await client.workflow.getHandle(`endpointslice/${ns}/web`).describe();
-  expect(sliceWf.taskQueue).toBe(`${taskQueue}/endpointslice`);
-  expect([...(await activityWorkerPids(`endpointslice/${ns}/web`))]).toEqual([slices.pid]);
-  const deployWf = await client.workflow.getHandle(`deployment/${ns}/web`).describe();
-  expect(deployWf.taskQueue).toBe(`${taskQueue}/deployment`);
-  expect([...(await activityWorkerPids(`deployment/${ns}/web`))]).toEqual([rest_.pid]);
+    const sliceWf = await client.workflow.getHandle(`endpointslice/${ns}/web`).describe();
+    expect(sliceWf.taskQueue).toBe(`${taskQueue}/endpointslice`);
+    expect([...(await activityWorkerPids(`endpointslice/${ns}/web`))]).toEqual([slices.pid]);
+    const deployWf = await client.workflow.getHandle(`deployment/${ns}/web`).describe();
+    expect(deployWf.taskQueue).toBe(`${taskQueue}/deployment`);
+    expect([...(await activityWorkerPids(`deployment/${ns}/web`))]).toEqual([rest_.pid]);
 
-  // each replica reconciled only its own controllers
-  const sliceMetrics = await slices.metrics();
-  const restMetrics = await rest_.metrics();
-  expect(metricValue(sliceMetrics, 'kcm_reconciles_total', { controller: 'endpointslice' })).toBeGreaterThan(0);
-  expect(metricValue(sliceMetrics, 'kcm_reconciles_total', { controller: 'deployment' })).toBe(0);
-  expect(metricValue(restMetrics, 'kcm_reconciles_total', { controller: 'endpointslice' })).toBe(0);
-  expect(metricValue(restMetrics, 'kcm_reconciles_total', { controller: 'deployment' })).toBeGreaterThan(0);
+    // each replica reconciled only its own controllers (a reconcile is counted when it ends, which
+    // may be after the writes a test sees)
+    const reconciles = async (m: ManagerProcess, controller: string) => metricValue(await m.metrics(), 'kcm_reconciles_total', { controller });
+    await eventually('reconciles counted on both replicas', async () =>
+      (await reconciles(slices, 'endpointslice')) > 0 && (await reconciles(rest_, 'deployment')) > 0 ? true : undefined, 30_000);
+    expect(await reconciles(slices, 'deployment')).toBe(0);
+    expect(await reconciles(rest_, 'endpointslice')).toBe(0);
 
-  await Promise.all([slices.kill(), rest_.kill()]);
+  } finally {
+    // another deployment's replicas would watch and signal this namespace's objects too
+    await Promise.all([slices.kill(), rest_.kill()]);
+  }
 });
 
 test('an upgrade with workflows running on the base queue: they finish their work there and move to their controller queue', async () => {
@@ -106,6 +110,8 @@ test('an upgrade with workflows running on the base queue: they finish their wor
 
   const manager = await startManagerProcess(taskQueue, [], { controllers: 'replicaset' });
   managers.push(manager);
+  // the run started above, not one another replica's signal started first, is the one that moves
+  expect((await client.workflow.getHandle(workflowId, legacyRunId).describe()).taskQueue).toBe(taskQueue);
 
   await eventually('3 pods of the legacy ReplicaSet', async () => {
     const pods = (await listPods(rest, ns, 'app=legacy')).filter((p) => controllerUid(p) === rs.metadata.uid && !p.metadata.deletionTimestamp);
