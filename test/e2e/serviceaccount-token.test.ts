@@ -1,3 +1,4 @@
+import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
 import * as fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { TokenBucket } from '../../activities/kube/token-bucket';
@@ -73,7 +74,7 @@ test('a token Secret is filled, authenticates as its ServiceAccount, goes with i
   try {
     const client = new Client({ connection });
     let histories = 0;
-    for await (const wf of client.workflow.list({ query: `TaskQueue = '${taskQueue}'` })) {
+    for await (const wf of client.workflow.list({ query: deploymentQueuesQuery(taskQueue) })) {
       const text = JSON.stringify(await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory());
       for (const n of needles) expect(text.includes(n)).toBe(false);
       histories++;
