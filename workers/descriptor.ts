@@ -6,7 +6,7 @@ import type { Signaller } from '../activities/informers/signaller';
 import type { RecordEvent } from '../activities/kube/events';
 import type { KubeRest } from '../activities/kube/rest';
 import type { LoopTuning } from '../workflows/runtime/object-loop';
-import type { FlagSpec, FlagValues, IntFlag } from './flags';
+import { flagValue, type FlagSpec, type FlagValues, type IntFlag } from './flags';
 
 /*
  * Everything the manager needs to know about one controller. A controller is its descriptor plus
@@ -107,7 +107,5 @@ export interface ControllerDescriptor {
 
 /** The number of reconciles it may run at once in one replica. */
 export function concurrencyOf(d: ControllerDescriptor, flags: FlagValues): number {
-  if (typeof d.concurrency === 'number') return d.concurrency;
-  const v = flags[d.concurrency.name];
-  return typeof v === 'number' ? v : d.concurrency.def;
+  return typeof d.concurrency === 'number' ? d.concurrency : flagValue(flags, d.concurrency);
 }

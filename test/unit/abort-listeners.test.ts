@@ -1,5 +1,5 @@
+import { fakeServerKubeConfig } from '../support/fake-kubeconfig';
 import { EventEmitter, getEventListeners } from 'node:events';
-import * as k8s from '@kubernetes/client-node';
 import { KubeRest, onAbort } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
 import { sleep } from '../../activities/informers/reflector';
@@ -93,23 +93,12 @@ function fakeWatchServer() {
   return { responses, restore: () => spy.mockRestore() };
 }
 
-function kubeConfig(): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return kc;
-}
-
 describe('KubeRest.watch on the informers\' one signal', () => {
   test('twenty-five open watches: one abort listener, no MaxListenersExceededWarning; the abort ends them all', async () => {
     const server = fakeWatchServer();
     const w = watchWarnings();
     try {
-      const rest = new KubeRest(kubeConfig(), new TokenBucket(0, 0));
+      const rest = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
       const ac = new AbortController();
       const events: string[] = [];
       const watches = Array.from({ length: 25 }, (_, i) =>
@@ -132,7 +121,7 @@ describe('KubeRest.watch on the informers\' one signal', () => {
   test('a watch the server ends unsubscribes; the others keep the one listener', async () => {
     const server = fakeWatchServer();
     try {
-      const rest = new KubeRest(kubeConfig(), new TokenBucket(0, 0));
+      const rest = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
       const ac = new AbortController();
       const a = rest.watch('/api/v1/pods?watch=1', () => undefined, ac.signal);
       const b = rest.watch('/api/v1/nodes?watch=1', () => undefined, ac.signal);
@@ -153,7 +142,7 @@ describe('KubeRest.watch on the informers\' one signal', () => {
     try {
       const ac = new AbortController();
       ac.abort();
-      await new KubeRest(kubeConfig(), new TokenBucket(0, 0)).watch('/api/v1/pods?watch=1', () => undefined, ac.signal);
+      await new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0)).watch('/api/v1/pods?watch=1', () => undefined, ac.signal);
       expect(server.responses).toHaveLength(0);
     } finally {
       server.restore();

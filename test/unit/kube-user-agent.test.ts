@@ -1,3 +1,4 @@
+import { fakeServerKubeConfig } from '../support/fake-kubeconfig';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EventEmitter } from 'node:events';
@@ -109,18 +110,6 @@ describe('request headers', () => {
   });
 });
 
-/** A kubeconfig for a plain-HTTP server (the kube client wants skipTLSVerify for http:); http.request is faked below. */
-function kubeConfig(): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return kc;
-}
-
 interface Call { url: URL; opts: { method?: string; headers?: Record<string, string> } }
 
 /** Fakes node:http's request: each call answers 200 with `body`. */
@@ -147,7 +136,7 @@ describe('KubeRest sends them', () => {
   test('the User-Agent goes on every request, the default one without a name', async () => {
     const http = fakeHttp({ items: [] });
     try {
-      const rest = new KubeRest(kubeConfig(), new TokenBucket(0, 0));
+      const rest = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
       await rest.request('GET', '/api/v1/pods');
       await rest.request('POST', '/api/v1/namespaces/a/configmaps', { body: { metadata: { name: 'c' } } });
       expect(http.calls.map((c) => c.opts.headers?.['User-Agent'])).toEqual([defaultUserAgent(), defaultUserAgent()]);
@@ -161,7 +150,7 @@ describe('KubeRest sends them', () => {
   test("each controller's client carries its own; without service accounts they share the manager's", async () => {
     const http = fakeHttp({});
     try {
-      const root = new KubeRest(kubeConfig(), new TokenBucket(0, 0));
+      const root = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
       const clientOf = controllerClients(root, false, 20, 30, pino({ level: 'silent' }));
       const rs = clientOf('replicaset-controller');
       expect(clientOf('replicaset-controller')).toBe(rs);
@@ -179,7 +168,7 @@ describe('KubeRest sends them', () => {
   });
 
   test('with service accounts each client names its account', () => {
-    const root = new KubeRest(kubeConfig(), new TokenBucket(0, 0));
+    const root = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
     const clientOf = controllerClients(root, true, 20, 30, pino({ level: 'silent' }));
     expect(clientOf('endpoint-controller').userAgent).toBe(`${defaultUserAgent()}/system:serviceaccount:kube-system:endpoint-controller`);
     expect(root.withUserAgent('x').withAuth({ token: async () => 't', invalidate: () => undefined }, new TokenBucket(0, 0)).userAgent).toBe('x');
