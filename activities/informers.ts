@@ -2,8 +2,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { KubeRest } from './kube/rest';
+import { InformerCache, type CacheObserver } from './informers/cache';
 import type { InformerInput, RouteFamily } from './informers/family';
-import { Handler, METADATA_ONLY, ReflectorStats, reflect } from './informers/reflector';
 import { Signaller } from './informers/signaller';
 import type { RouteFactory } from '../workers/descriptor';
 import { CONTROLLERS } from '../workers/registry';
@@ -15,7 +15,8 @@ export interface InformerDeps {
   client: Client;
   taskQueue: string;
   logger: Logger;
-  onWatchEvent?: (resource: string, type: string) => void;
+  /** the shared cache's reflectors, lists, watches and events, for the manager's metrics */
+  observer?: CacheObserver;
   onSignalSent?: (controller: string) => void;
   /** the CA bundle to publish, read by the manager (never part of a payload) */
   rootCa?: string;
@@ -27,16 +28,12 @@ const STATS_PERIOD_MS = 30_000;
 /** upstream's collector re-reads discovery every 30 s */
 const DISCOVERY_PERIOD_MS = 30_000;
 
-const resourceOf = (path: string) => {
-  const bare = path.replace(/\?.*$/, '');
-  return bare.slice(bare.lastIndexOf('/') + 1);
-};
-
 /**
- * The single list+watch of every resource the enabled controllers need, and the routes that turn
- * its events into signals for per-object workflows. It runs as one long, heartbeating activity of
- * a fixed-ID workflow, so exactly one replica runs it; if that replica dies, the heartbeat times
- * out and Temporal starts it on another, which relists and nudges every object to re-observe.
+ * The list+watch of every resource the enabled controllers need, once per resource in a shared
+ * cache, and the routes that turn its changes into signals for per-object workflows. It runs as
+ * one long, heartbeating activity of a fixed-ID workflow, so exactly one replica runs it; if that
+ * replica dies, the heartbeat times out and Temporal starts it on another, which relists and
+ * nudges every object to re-observe.
  */
 export function createInformerActivities(deps: InformerDeps) {
   return {
@@ -47,70 +44,42 @@ export function createInformerActivities(deps: InformerDeps) {
       const signal = abort.signal;
       const log = deps.logger.child({ component: 'informers' });
       const signaller = new Signaller(deps.client, deps.taskQueue, log, deps.onSignalSent);
+      const cache = new InformerCache(deps.rest, log, deps.observer);
       // controllers sharing an engine name one factory: each factory runs once
       const factories = new Set<RouteFactory>();
       for (const d of CONTROLLERS) if (d.routes && input.controllers.includes(d.short)) factories.add(d.routes);
       const families = [...factories]
-        .map((routes) => routes({ input, signaller, rest: deps.rest, rootCa: deps.rootCa }))
+        .map((routes) => routes({ input, signaller, cache, rest: deps.rest, rootCa: deps.rootCa }))
         .filter((f): f is RouteFamily => f !== undefined);
 
-      // one reflector per resource, fanning out to every family that routes it
-      const byPath = new Map<string, Handler[]>();
-      const fullPaths = new Set<string>();
-      for (const f of families) {
-        for (const [path, h] of f.handlers) {
-          byPath.set(path, [...(byPath.get(path) ?? []), h]);
-          if (!f.metadataOnly?.has(path)) fullPaths.add(path);
-        }
-      }
-      const stats = new Map<string, ReflectorStats>();
-      const reflectors = [...byPath].map(([path, hs]) => {
-        const st: ReflectorStats = { lists: 0, watches: 0, events: 0, lastEventAt: 0 };
-        stats.set(path, st);
-        const fanOut: Handler = {
-          relisted: (objs, rv) => hs.forEach((h) => h.relisted(objs, rv)),
-          event: (type, obj) => {
-            deps.onWatchEvent?.(resourceOf(path), type);
-            hs.forEach((h) => h.event(type, obj));
-          },
-        };
-        return reflect(deps.rest, path, fanOut, signal, log, st, fullPaths.has(path) ? undefined : METADATA_ONLY);
-      });
-      // resources discovered at run time get reflectors of their own (metadata-only for the collector)
-      const discovered = new Set<string>();
+      cache.start(signal);
+      // resources discovered at run time join the cache (metadata-only unless a route reads them in full)
       const discover = async () => {
         for (const f of families) {
-          if (!f.discover) continue;
           try {
-            for (const d of await f.discover()) {
-              const key = `${d.metadataOnly ? 'meta:' : ''}${d.path}`;
-              if (discovered.has(key)) continue;
-              discovered.add(key);
-              const st: ReflectorStats = { lists: 0, watches: 0, events: 0, lastEventAt: 0 };
-              stats.set(key, st);
-              reflectors.push(reflect(deps.rest, d.path, d.handler, signal, log, st, d.metadataOnly ? METADATA_ONLY : undefined));
-            }
+            await f.discover?.();
           } catch (e) {
             log.warn({ err: String(e) }, 'discovery failed; will retry');
           }
         }
       };
+      const discovering = families.some((f) => f.discover);
       await discover();
-      log.info({ controllers: input.controllers, resources: [...byPath.keys()], discovered: discovered.size }, 'informers started');
+      log.info({ controllers: input.controllers, resources: cache.paths.length }, 'informers started');
       let lastDiscovery = Date.now();
 
-      const sizes = () => Object.assign({}, ...families.map((f) => f.sizes())) as Record<string, number>;
+      const sizes = () => Object.assign(cache.sizes(), ...families.map((f) => f.sizes?.() ?? {})) as Record<string, number>;
       let lastStats = Date.now();
       const pump = (async () => {
         while (!signal.aborted) {
           if (Date.now() - lastStats > STATS_PERIOD_MS) {
             lastStats = Date.now();
             // a debug line: at info level it would be a screenful every half minute on an idle cluster
-            log.debug({ ...sizes(), pending: signaller.size, signalsSent: signaller.sent, signalErrors: signaller.errors,
-              reflectors: Object.fromEntries([...stats].map(([p, st]) => [p, { ...st, lastEventAgoMs: st.lastEventAt ? Date.now() - st.lastEventAt : null }])) }, 'informer stats');
+            log.debug({ sizes: sizes(), pending: signaller.size, signalsSent: signaller.sent, signalErrors: signaller.errors,
+              reflectors: cache.stats() }, 'informer stats');
           }
           ctx.heartbeat(sizes());
-          if (discovered.size && Date.now() - lastDiscovery > DISCOVERY_PERIOD_MS) {
+          if (discovering && Date.now() - lastDiscovery > DISCOVERY_PERIOD_MS) {
             lastDiscovery = Date.now();
             void discover();
           }
@@ -118,9 +87,10 @@ export function createInformerActivities(deps: InformerDeps) {
           await signaller.idle(FLUSH_PERIOD_MS, signal);
         }
       })();
-      // reflectors only return when aborted; with no controller enabled there are none to wait for
-      await (reflectors.length ? Promise.race([Promise.all(reflectors), pump]) : pump);
+      // reflectors only return when aborted; the pump ends with the same signal
+      await pump;
       abort.abort();
+      await cache.stopped();
       log.info('informers stopped');
       // Never complete: a stop (worker shutdown, lost heartbeat) must hand the watch to another replica.
       throw ApplicationFailure.retryable('informers stopped on this worker', 'InformersStopped');

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import type { Logger } from 'pino';
+import type { InformerCache } from '../activities/informers/cache';
 import type { InformerInput, RouteFamily } from '../activities/informers/family';
 import type { Signaller } from '../activities/informers/signaller';
 import type { RecordEvent } from '../activities/kube/events';
@@ -45,6 +46,8 @@ export interface ActivityContext extends ControllerDeps {
 export interface RouteContext {
   input: InformerInput;
   signaller: Signaller;
+  /** the manager's one informer per resource: routes register what they read and listen */
+  cache: InformerCache;
   /** the manager's own client (discovery for the garbage collector) */
   rest: KubeRest;
   rootCa?: string;
@@ -52,8 +55,8 @@ export interface RouteContext {
 }
 
 /**
- * Builds the routes of the controllers in `ctx.input.controllers` it serves, or undefined when none
- * is enabled. Controllers sharing one engine (one cache, one set of handlers) name the same
+ * Registers the routes of the controllers in `ctx.input.controllers` it serves with the shared
+ * cache, or returns undefined when none is enabled. Controllers sharing one engine name the same
  * factory; the informer calls each distinct factory once.
  */
 export type RouteFactory = (ctx: RouteContext) => RouteFamily | undefined;

@@ -153,7 +153,12 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     taskQueue: opts.taskQueue,
     logger,
     rootCa,
-    onWatchEvent: (resource, type) => metrics.watchEventsTotal.inc({ resource, type }),
+    observer: {
+      onReflector: (resource, running) => (running ? metrics.informerReflectors.inc({ resource }) : metrics.informerReflectors.dec({ resource })),
+      onList: (resource) => metrics.informerListsTotal.inc({ resource }),
+      onWatch: (resource, open) => (open ? metrics.informerWatches.inc({ resource }) : metrics.informerWatches.dec({ resource })),
+      onWatchEvent: (resource, type) => metrics.watchEventsTotal.inc({ resource, type }),
+    },
     onSignalSent: (controller) => metrics.signalsSentTotal.inc({ controller }),
   }), metrics);
   const allActivityNames = new Set([...Object.keys(legacyActivities), ...Object.keys(informerActivities)]);

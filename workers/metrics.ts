@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * Our own registry rather than prom-client's global one: tests create several processes' worth of
@@ -11,6 +11,11 @@ export interface Metrics {
   readonly reconcileDurationSeconds: Histogram<'controller'>;
   /** type: the watch event type, ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
   readonly watchEventsTotal: Counter<'resource' | 'type'>;
+  /** Reflectors of the shared informer cache, by resource (`pods`, `replicasets.apps`): 1 each while the informer runs here. */
+  readonly informerReflectors: Gauge<'resource'>;
+  readonly informerListsTotal: Counter<'resource'>;
+  /** Watches open now, by resource: at most one each. */
+  readonly informerWatches: Gauge<'resource'>;
   readonly signalsSentTotal: Counter<'controller'>;
   readonly signalsReceivedTotal: Counter<'controller'>;
   /** Signals that found a reconcile already pending and were folded into it. */
@@ -49,6 +54,24 @@ export function createMetrics(): Metrics {
       name: 'kcm_watch_events_total',
       help: 'Watch events received from the API server, by resource and event type.',
       labelNames: ['resource', 'type'] as const,
+      registers,
+    }),
+    informerReflectors: new Gauge({
+      name: 'kcm_informer_reflectors',
+      help: 'List+watch loops of the shared informer cache, by resource; one per resource whatever the enabled controllers.',
+      labelNames: ['resource'] as const,
+      registers,
+    }),
+    informerListsTotal: new Counter({
+      name: 'kcm_informer_lists_total',
+      help: 'Complete lists made by the shared informer cache, by resource (one at start, then one per watch it could not resume).',
+      labelNames: ['resource'] as const,
+      registers,
+    }),
+    informerWatches: new Gauge({
+      name: 'kcm_informer_watches',
+      help: 'Watches the shared informer cache has open now, by resource.',
+      labelNames: ['resource'] as const,
       registers,
     }),
     signalsSentTotal: new Counter({

@@ -1,8 +1,7 @@
 import type { LoopTuning } from '../../workflows/runtime/object-loop';
 import type { FlagValues } from '../../workers/flags';
-import type { Handler } from './reflector';
 
-/** What the informer activity is told; every replica of one set of controllers starts its informer with the same. */
+/** What the informer is told; every replica of one set of controllers starts its informer with the same. */
 export interface InformerInput {
   /** short names of the controllers this informer routes for */
   controllers: string[];
@@ -13,23 +12,16 @@ export interface InformerInput {
 }
 
 /**
- * The routes of one controller (or one engine serving several): which resources it watches and
- * how their events become signals. Several families may watch one resource; the informer runs
- * one reflector per resource and hands every event to each of them.
+ * What a controller's routes hand back once they have registered with the shared cache. Most
+ * keep nothing of their own and return an empty family; the garbage collector keeps its graph
+ * and finds resources at run time.
  */
 export interface RouteFamily {
-  handlers: Map<string, Handler>;
+  /** sizes of what the routes keep beyond the shared stores, for the heartbeat */
+  sizes?(): Record<string, number>;
   /**
-   * Paths (keys of handlers) for which this family reads metadata only; a path is watched
-   * metadata-only when every family that routes it says so, which keeps Secret data and big pod
-   * specs out of memory when only names and namespaces matter.
+   * Called at start and periodically: registers resources found at run time (the collector
+   * watches whatever discovery offers, CRDs included) with the cache.
    */
-  metadataOnly?: Set<string>;
-  /** cache sizes, for the heartbeat and the stats log */
-  sizes(): Record<string, number>;
-  /**
-   * Resources found at run time (the garbage collector watches whatever discovery offers, CRDs
-   * included): called at start and periodically; each returned path gets a reflector of its own.
-   */
-  discover?(): Promise<Array<{ path: string; handler: Handler; metadataOnly: boolean }>>;
+  discover?(): Promise<void>;
 }

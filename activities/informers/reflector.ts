@@ -26,14 +26,21 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
     if (signal) off = onAbort(signal, () => { clearTimeout(t); resolve(); });
   });
 
+/** Metadata-only lists and watches (the garbage collector reads nothing else). */
+export const METADATA_ONLY = { list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1', watch: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' };
+
+/** Told of each list and of each watch opening and closing, for the manager's metrics. */
+export interface ReflectorHooks {
+  onList?(): void;
+  onWatch?(open: boolean): void;
+}
+
 /**
  * One resource's list+watch: list, then watch from the list's resourceVersion, re-watch on
  * disconnect, and relist on 410 Gone or anything it cannot resume from.
  */
-/** Metadata-only lists and watches (the garbage collector reads nothing else). */
-export const METADATA_ONLY = { list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1', watch: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' };
-
-export async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSignal, logger: Logger, stats: ReflectorStats, accept?: { list: string; watch: string }): Promise<void> {
+export async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSignal, logger: Logger, stats: ReflectorStats,
+  accept?: { list: string; watch: string }, hooks: ReflectorHooks = {}): Promise<void> {
   let failures = 0;
   // a path may carry its own selector (e.g. secrets of one type)
   const q = path.includes('?') ? '&' : '?';
@@ -49,8 +56,9 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
         rv = page.body.metadata.resourceVersion;
         cont = page.body.metadata.continue ?? '';
       } while (cont);
-      h.relisted(items, rv);
       stats.lists++;
+      hooks.onList?.();
+      h.relisted(items, rv);
       failures = 0;
     } catch (e) {
       failures++;
@@ -62,6 +70,7 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
       if (signal.aborted) return;
       let gone = false;
       stats.watches++;
+      hooks.onWatch?.(true);
       try {
         await rest.watch(`${path}${q}watch=1&allowWatchBookmarks=true&timeoutSeconds=300&resourceVersion=${rv}`, (e) => {
           const obj = e.object as KubeObject & { code?: number };
@@ -76,7 +85,9 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
           stats.events++;
           h.event(e.type as WatchEventType, obj);
         }, signal, undefined, accept?.watch);
+        hooks.onWatch?.(false);
       } catch (e) {
+        hooks.onWatch?.(false);
         if (signal.aborted) return;
         if (gone || (e instanceof ApiError && e.status === 410)) {
           logger.info({ path }, 'watch expired (410 Gone); relisting');

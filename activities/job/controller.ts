@@ -11,5 +11,5 @@ export const jobController: ControllerDescriptor = {
   concurrency: intFlag('concurrent-job-syncs', 5, 'how many jobs may reconcile at the same time'),
   workflows: [jobWorkflow],
   activities: (ctx) => createJobActivities(ctx),
-  routes: ({ input, signaller }) => jobRoutes(input, signaller),
+  routes: jobRoutes,
 };

@@ -12,6 +12,7 @@ import {
 } from '../../workflows/job/api';
 import type { JobPod, JobView } from '../../workflows/job/types';
 import { objectIdentity, type KubeObject } from '../kube/projections';
+import type { FieldMask } from '../informers/fields';
 
 const INT32_MAX = 2147483647;
 
@@ -31,6 +32,17 @@ interface JobSpecJson {
   managedBy?: string;
   template?: { spec?: { restartPolicy?: string } };
 }
+
+/** What jobView reads of a Job: the spec but for the pod template, of which only the restart policy. */
+export const JOB_VIEW_FIELDS: FieldMask = {
+  metadata: true,
+  spec: {
+    parallelism: true, completions: true, completionMode: true, backoffLimit: true, backoffLimitPerIndex: true, maxFailedIndexes: true,
+    activeDeadlineSeconds: true, podFailurePolicy: true, successPolicy: true, suspend: true, podReplacementPolicy: true, selector: true,
+    managedBy: true, template: { spec: { restartPolicy: true } },
+  },
+  status: true,
+};
 
 /** A Job as the job controller reads it; the API's defaults are applied where the JSON lacks them. */
 export function jobView(o: KubeObject): JobView {
@@ -80,6 +92,15 @@ function containerStatus(c: ContainerStatusJson): ContainerStatusLike {
     ? { name: c.name, terminated: { exitCode: t.exitCode ?? 0, ...(t.reason ? { reason: t.reason } : {}), ...(t.finishedAt ? { finishedAt: t.finishedAt } : {}) } }
     : { name: c.name };
 }
+
+const CONTAINER_STATUS_FIELDS: FieldMask = { name: true, restartCount: true, state: { terminated: true } };
+
+/** What jobPod reads of a pod. */
+export const JOB_POD_FIELDS: FieldMask = {
+  metadata: true,
+  spec: { nodeName: true, initContainers: { name: true, restartPolicy: true } },
+  status: { phase: true, conditions: true, containerStatuses: CONTAINER_STATUS_FIELDS, initContainerStatuses: CONTAINER_STATUS_FIELDS },
+};
 
 /** What the job controller reads of a pod. */
 export function jobPod(o: KubeObject): JobPod {

@@ -1,15 +1,13 @@
 import { selectorMatches } from '../../workflows/common/selector';
 import type { JobWorkflowInput } from '../../workflows/job/workflow';
 import { mergeJobEvents, type JobEvent, type JobPod, type JobView } from '../../workflows/job/types';
-import { jobPod, jobView } from './projections';
+import { JOB_POD_FIELDS, JOB_VIEW_FIELDS, jobPod, jobView } from './projections';
 import { controllerRef } from '../kube/projections';
-import type { Handler } from '../informers/reflector';
-import type { InformerInput, RouteFamily } from '../informers/family';
-import { PODS_PATH } from '../replicaset/routes';
-import type { Signaller } from '../informers/signaller';
+import { RESOURCES } from '../kube/resources';
+import type { RouteFamily } from '../informers/family';
+import { BY_NAMESPACE } from '../informers/indexes';
+import type { RouteContext } from '../../workers/descriptor';
 import { jobWorkflow } from '../../workflows/job/workflow';
-
-export const JOBS_PATH = '/apis/batch/v1/jobs';
 
 /** Job pod projections hold only what the controller decides on: equal but for the version means nothing to do. */
 function sameForJobs(a: JobPod, b: JobPod): boolean {
@@ -21,11 +19,8 @@ function sameForJobs(a: JobPod, b: JobPod): boolean {
  * Job that controls it (by UID), or, orphaned, to every Job in its namespace whose selector
  * matches; an update to the Jobs of both its old and new state.
  */
-export function jobRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
+export function jobRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('job')) return undefined;
-
-  const jobs = new Map<string, JobView>();
-  const pods = new Map<string, JobPod>();
 
   const queue = (job: JobView, event: JobEvent) => {
     const args: JobWorkflowInput = { namespace: job.namespace, name: job.name, uid: job.uid, tuning: input.tuning };
@@ -33,25 +28,28 @@ export function jobRoutes(input: InformerInput, signaller: Signaller): RouteFami
       event, mergeJobEvents);
   };
 
+  const jobs = cache.watch(RESOURCES.jobs, JOB_VIEW_FIELDS, {
+    onEvent(ev) {
+      if (ev.type === 'deleted') {
+        const job = jobView(ev.old);
+        queue(job, { jobDeletedUid: job.uid });
+        return;
+      }
+      const job = jobView(ev.obj);
+      // a list (the first, or after a gap) has each Job read its pods afresh
+      queue(job, ev.source === 'watch' ? { job } : { job, relist: true });
+    },
+  });
+  jobs.addIndex(BY_NAMESPACE);
+
   const jobsForPod = (p: JobPod): JobView[] => {
     const ref = controllerRef(p.ownerReferences);
     if (ref) {
       if (ref.kind !== 'Job') return [];
       const j = jobs.get(ref.uid);
-      return j ? [j] : [];
+      return j ? [jobView(j)] : [];
     }
-    return [...jobs.values()].filter((j) => j.namespace === p.namespace && selectorMatches(j.selector, p.labels));
-  };
-
-  /** Pods another kind of controller owns never matter here; not caching them keeps memory down. */
-  const mayConcernJobs = (p: JobPod): boolean => {
-    const ref = controllerRef(p.ownerReferences);
-    return !ref || ref.kind === 'Job';
-  };
-
-  const remember = (p: JobPod): void => {
-    if (mayConcernJobs(p)) pods.set(p.uid, p);
-    else pods.delete(p.uid);
+    return jobs.byIndex(BY_NAMESPACE, p.namespace).map(jobView).filter((j) => selectorMatches(j.selector, p.labels));
   };
 
   const routePod = (before: JobPod | undefined, after: JobPod | undefined) => {
@@ -61,67 +59,20 @@ export function jobRoutes(input: InformerInput, signaller: Signaller): RouteFami
     for (const j of targets.values()) queue(j, after ? { pods: [after] } : { podsDeleted: [before!.uid] });
   };
 
-  const jobHandler: Handler = {
-    relisted(objects) {
-      const seen = new Set<string>();
-      for (const obj of objects) {
-        const job = jobView(obj);
-        seen.add(job.uid);
-        jobs.set(job.uid, job);
-        queue(job, { job, relist: true });
+  const pods = cache.watch(RESOURCES.pods, JOB_POD_FIELDS, {
+    onEvent(ev) {
+      // the first list reaches each Job as its own relist
+      if (ev.source === 'list') return;
+      if (ev.type === 'deleted') {
+        routePod(jobPod(ev.old), undefined);
+        return;
       }
-      for (const [uid, j] of jobs) {
-        if (!seen.has(uid)) {
-          jobs.delete(uid);
-          queue(j, { jobDeletedUid: uid });
-        }
-      }
+      const after = jobPod(ev.obj);
+      const before = ev.type === 'updated' ? jobPod(ev.old) : undefined;
+      if (ev.source === 'relist' && before?.resourceVersion === after.resourceVersion) return;
+      routePod(before, after);
     },
-    event(type, obj) {
-      const job = jobView(obj);
-      if (type === 'DELETED') {
-        jobs.delete(job.uid);
-        queue(job, { jobDeletedUid: job.uid });
-      } else {
-        jobs.set(job.uid, job);
-        queue(job, { job });
-      }
-    },
-  };
+  });
 
-  const podHandler: Handler = {
-    relisted(objects) {
-      const seen = new Set<string>();
-      for (const obj of objects) {
-        const p = jobPod(obj);
-        if (!mayConcernJobs(p) && !pods.has(p.uid)) continue;
-        seen.add(p.uid);
-        const before = pods.get(p.uid);
-        remember(p);
-        if (before && before.resourceVersion !== p.resourceVersion) routePod(before, p);
-      }
-      for (const [uid, p] of pods) {
-        if (!seen.has(uid)) {
-          pods.delete(uid);
-          routePod(p, undefined);
-        }
-      }
-    },
-    event(type, obj) {
-      const p = jobPod(obj);
-      const before = pods.get(p.uid);
-      if (type === 'DELETED') {
-        pods.delete(p.uid);
-        routePod(before ?? p, undefined);
-      } else {
-        remember(p);
-        routePod(before, p);
-      }
-    },
-  };
-
-  return {
-    handlers: new Map<string, Handler>([[JOBS_PATH, jobHandler], [PODS_PATH, podHandler]]),
-    sizes: () => ({ jobs: jobs.size, jobPods: pods.size }),
-  };
+  return {};
 }

@@ -1,3 +1,4 @@
+import type { FieldMask } from '../informers/fields';
 import type { LabelSelector, OwnerRef, PodPhase, PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '../../workflows/replicaset/types';
 
 /** The subset of an API object's JSON these projections read. */
@@ -35,6 +36,13 @@ export function objectIdentity(o: KubeObject) {
     deletionTimestamp: m.deletionTimestamp,
   };
 }
+
+/** What podSummary reads of a pod (the shared cache keeps no more of it for this reader). */
+export const POD_SUMMARY_FIELDS: FieldMask = {
+  metadata: true,
+  spec: { nodeName: true, initContainers: { name: true, restartPolicy: true } },
+  status: { phase: true, conditions: true, containerStatuses: { restartCount: true }, initContainerStatuses: { name: true, restartCount: true } },
+};
 
 export function podSummary(o: KubeObject): PodSummary {
   const m = o.metadata ?? {};

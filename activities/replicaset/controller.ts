@@ -1,11 +1,8 @@
-import type { ControllerDescriptor, RouteFactory } from '../../workers/descriptor';
+import type { ControllerDescriptor } from '../../workers/descriptor';
 import { intFlag } from '../../workers/flags';
 import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
 import { createReplicaActivities } from './activities';
 import { replicaRoutes } from './routes';
-
-/** One engine serves both owner kinds, as upstream's ReplicaSetController does: one factory, one pod cache. */
-const replicaEngineRoutes: RouteFactory = ({ input, signaller }) => replicaRoutes(input, signaller);
 
 /** Each kind's activities write with its own controller's credentials, whichever queue runs them. */
 const replicaEngineActivities: ControllerDescriptor['activities'] = (ctx) =>
@@ -21,7 +18,8 @@ export const replicaSetController: ControllerDescriptor = {
   concurrency: intFlag('concurrent-replicaset-syncs', 5, 'how many replica sets may reconcile at the same time'),
   workflows: [replicaOwnerWorkflow],
   activities: replicaEngineActivities,
-  routes: replicaEngineRoutes,
+  // one engine serves both owner kinds, as upstream's ReplicaSetController does: one factory for both
+  routes: replicaRoutes,
 };
 
 export const replicationControllerController: ControllerDescriptor = {
@@ -32,5 +30,6 @@ export const replicationControllerController: ControllerDescriptor = {
   concurrency: intFlag('concurrent-rc-syncs', 5, 'how many replication controllers may reconcile at the same time'),
   workflows: [replicaOwnerWorkflow],
   activities: replicaEngineActivities,
-  routes: replicaEngineRoutes,
+  // one engine serves both owner kinds, as upstream's ReplicaSetController does: one factory for both
+  routes: replicaRoutes,
 };

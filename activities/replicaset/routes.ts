@@ -1,28 +1,30 @@
-import { newerVersion } from '../../workflows/common/resource-version';
 import { selectorMatches } from '../../workflows/common/selector';
 import { isPodActive } from '../../workflows/replicaset/logic';
 import type { ReplicaOwnerEvent, ReplicaOwnerWorkflowInput } from '../../workflows/replicaset/workflow';
 import type { PodSummary, ReplicaOwner, ReplicaOwnerKind } from '../../workflows/replicaset/types';
-import { controllerRef, podSummary, replicaOwner } from '../kube/projections';
+import { POD_SUMMARY_FIELDS, controllerRef, podSummary, replicaOwner } from '../kube/projections';
+import { RESOURCES, type ResourceType } from '../kube/resources';
 import { mergeReplicaOwnerEvents } from './merge';
-import type { Handler } from '../informers/reflector';
-import type { InformerInput, RouteFamily } from '../informers/family';
-import { SetIndex } from '../informers/set-index';
-import type { Signaller } from '../informers/signaller';
+import type { FieldMask } from '../informers/fields';
+import type { RouteFamily } from '../informers/family';
+import { BY_CONTROLLER_UID, BY_NAMESPACE, ORPHANS_BY_NAMESPACE } from '../informers/indexes';
+import type { Store, StoreEvent } from '../informers/store';
+import type { RouteContext } from '../../workers/descriptor';
 import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
 
 interface OwnerResource {
   controller: 'replicaset' | 'replicationcontroller';
   kind: ReplicaOwnerKind;
-  path: string;
+  resource: ResourceType;
 }
 
 const OWNER_RESOURCES: OwnerResource[] = [
-  { controller: 'replicaset', kind: 'ReplicaSet', path: '/apis/apps/v1/replicasets' },
-  { controller: 'replicationcontroller', kind: 'ReplicationController', path: '/api/v1/replicationcontrollers' },
+  { controller: 'replicaset', kind: 'ReplicaSet', resource: RESOURCES.replicaSets },
+  { controller: 'replicationcontroller', kind: 'ReplicationController', resource: RESOURCES.replicationControllers },
 ];
 
-export const PODS_PATH = '/api/v1/pods';
+/** What replicaOwner reads of a ReplicaSet or ReplicationController. */
+export const REPLICA_OWNER_FIELDS: FieldMask = { metadata: true, spec: true, status: true };
 
 /**
  * Above this many pods an owner is sent `relist` and reads them itself: a snapshot rides in the
@@ -30,9 +32,6 @@ export const PODS_PATH = '/api/v1/pods';
  * fine and thousands are not.
  */
 export const SNAPSHOT_MAX_PODS = 500;
-
-/** The later of two resourceVersions; '' until one is known. */
-const laterVersion = (a: string, b: string | undefined): string => (b && (!a || newerVersion(b, a)) ? b : a);
 
 /** Pod summaries carry only what owners decide on, so equal summaries (but for the version) mean nothing changed for them. */
 function sameForOwners(a: PodSummary, b: PodSummary): boolean {
@@ -44,35 +43,14 @@ function sameForOwners(a: PodSummary, b: PodSummary): boolean {
  * an owner to itself; a pod to its controller, or, orphaned, to every owner whose selector matches
  * it; an update to the owners of both its old and new state.
  */
-export function replicaRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
+export function replicaRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   const enabled = OWNER_RESOURCES.filter((r) => input.controllers.includes(r.controller));
   if (!enabled.length) return undefined;
 
-  const owners = new Map<string, { res: OwnerResource; owner: ReplicaOwner }>();
-  const pods = new Map<string, PodSummary>();
-  // pods by controller UID and orphans by namespace: a snapshot looks only at what could be the owner's
-  const byController = new SetIndex<string, string>();
-  const orphansByNs = new SetIndex<string, string>();
-  /** the pod cache holds a full list (and everything watched since) */
-  let podsListed = false;
-  /** the newest pod resourceVersion the cache has taken in */
-  let podsVersion = '';
-
-  const indexPod = (p: PodSummary, add: boolean) => {
-    const ref = controllerRef(p.ownerReferences);
-    if (ref) (add ? byController.add(ref.uid, p.uid) : byController.delete(ref.uid, p.uid));
-    else (add ? orphansByNs.add(p.namespace, p.uid) : orphansByNs.delete(p.namespace, p.uid));
-  };
-  const putPod = (p: PodSummary) => {
-    const before = pods.get(p.uid);
-    if (before) indexPod(before, false);
-    pods.set(p.uid, p);
-    indexPod(p, true);
-  };
-  const dropPod = (p: PodSummary) => {
-    pods.delete(p.uid);
-    indexPod(p, false);
-  };
+  const pods = cache.watch(RESOURCES.pods, POD_SUMMARY_FIELDS);
+  pods.addIndex(BY_CONTROLLER_UID);
+  pods.addIndex(ORPHANS_BY_NAMESPACE);
+  const stores = new Map<OwnerResource, Store>();
 
   const queue = (res: OwnerResource, who: { namespace: string; name: string; uid: string }, event: ReplicaOwnerEvent, urgent = false) => {
     const args: ReplicaOwnerWorkflowInput = {
@@ -88,24 +66,30 @@ export function replicaRoutes(input: InformerInput, signaller: Signaller): Route
    * list the namespace; before the pods are listed (or for a very large owner), `relist` instead.
    */
   const fullEvent = (owner: ReplicaOwner): ReplicaOwnerEvent => {
-    if (!podsListed || !podsVersion) return { owner, relist: true };
-    const mine: PodSummary[] = [];
-    for (const u of byController.get(owner.uid)) mine.push(pods.get(u)!);
-    for (const u of orphansByNs.get(owner.namespace)) {
-      const p = pods.get(u)!;
-      if (selectorMatches(owner.selector, p.labels)) mine.push(p);
+    if (!pods.synced || !pods.resourceVersion) return { owner, relist: true };
+    const mine: PodSummary[] = pods.byIndex(BY_CONTROLLER_UID, owner.uid).map(podSummary);
+    for (const o of pods.byIndex(ORPHANS_BY_NAMESPACE, owner.namespace)) {
+      if (selectorMatches(owner.selector, o.metadata?.labels ?? {})) mine.push(podSummary(o));
     }
     if (mine.length > SNAPSHOT_MAX_PODS) return { owner, relist: true };
-    return { owner, snapshot: { ownerUid: owner.uid, pods: mine, resourceVersion: podsVersion } };
+    return { owner, snapshot: { ownerUid: owner.uid, pods: mine, resourceVersion: pods.resourceVersion } };
   };
 
   const ownersForPod = (p: PodSummary): Array<{ res: OwnerResource; owner: ReplicaOwner }> => {
     const ref = controllerRef(p.ownerReferences);
-    if (ref) {
-      const o = owners.get(ref.uid);
-      return o ? [o] : [];
+    const found: Array<{ res: OwnerResource; owner: ReplicaOwner }> = [];
+    for (const [res, store] of stores) {
+      if (ref) {
+        const o = ref.kind === res.kind ? store.get(ref.uid) : undefined;
+        if (o) found.push({ res, owner: replicaOwner(res.kind, o) });
+        continue;
+      }
+      for (const o of store.byIndex(BY_NAMESPACE, p.namespace)) {
+        const owner = replicaOwner(res.kind, o);
+        if (selectorMatches(owner.selector, p.labels)) found.push({ res, owner });
+      }
     }
-    return [...owners.values()].filter((o) => o.owner.namespace === p.namespace && selectorMatches(o.owner.selector, p.labels));
+    return found;
   };
 
   const routePod = (before: PodSummary | undefined, after: PodSummary | undefined) => {
@@ -118,77 +102,49 @@ export function replicaRoutes(input: InformerInput, signaller: Signaller): Route
     for (const o of targets.values()) queue(o.res, o.owner, after ? { pods: [after] } : { podsDeleted: [before!.uid] }, urgent);
   };
 
-  const ownerHandler = (res: OwnerResource): Handler => ({
-    relisted(objects) {
-      const seen = new Set<string>();
-      for (const obj of objects) {
-        const owner = replicaOwner(res.kind, obj);
-        seen.add(owner.uid);
-        owners.set(owner.uid, { res, owner });
-        // at start-up the pods' first list finishing sends these, with their snapshots
-        if (podsListed) queue(res, owner, fullEvent(owner));
+  const ownerEvent = (res: OwnerResource, ev: StoreEvent) => {
+    if (ev.type === 'deleted') {
+      const owner = replicaOwner(res.kind, ev.old);
+      queue(res, owner, { ownerDeletedUid: owner.uid });
+      return;
+    }
+    const owner = replicaOwner(res.kind, ev.obj);
+    if (ev.source !== 'watch') {
+      // at start-up the pods' first list finishing sends these, with their snapshots
+      if (pods.synced) queue(res, owner, fullEvent(owner));
+      return;
+    }
+    const known = ev.type === 'updated' ? replicaOwner(res.kind, ev.old) : undefined;
+    // a spec change (a new generation) is acted on at once; our own status writes are routine
+    queue(res, owner, known || !pods.synced ? { owner } : fullEvent(owner), known?.generation !== owner.generation);
+  };
+
+  for (const res of enabled) {
+    const store = cache.watch(res.resource, REPLICA_OWNER_FIELDS, { onEvent: (ev) => ownerEvent(res, ev) });
+    store.addIndex(BY_NAMESPACE);
+    stores.set(res, store);
+  }
+
+  pods.subscribe({
+    onEvent(ev) {
+      // the first list only fills the cache: the owners then get their pods in one signal each
+      if (ev.source === 'list') return;
+      if (ev.type === 'deleted') {
+        routePod(podSummary(ev.old), undefined);
+        return;
       }
-      for (const [uid, o] of owners) {
-        if (o.res === res && !seen.has(uid)) {
-          owners.delete(uid);
-          queue(res, o.owner, { ownerDeletedUid: uid });
-        }
-      }
+      const after = podSummary(ev.obj);
+      const before = ev.type === 'updated' ? podSummary(ev.old) : undefined;
+      // after a watch gap, what changed or appeared meanwhile reaches its owners as events would have
+      if (ev.source === 'relist' && before?.resourceVersion === after.resourceVersion) return;
+      routePod(before, after);
     },
-    event(type, obj) {
-      const owner = replicaOwner(res.kind, obj);
-      if (type === 'DELETED') {
-        owners.delete(owner.uid);
-        queue(res, owner, { ownerDeletedUid: owner.uid });
-      } else {
-        const known = owners.get(owner.uid);
-        owners.set(owner.uid, { res, owner });
-        // a spec change (a new generation) is acted on at once; our own status writes are routine
-        queue(res, owner, known || !podsListed ? { owner } : fullEvent(owner), known?.owner.generation !== owner.generation);
-      }
+    onListed(first) {
+      // the owners listed so far waited for this list: each now gets its pods in one signal
+      if (!first) return;
+      for (const [res, store] of stores) for (const o of store.list()) queue(res, replicaOwner(res.kind, o), fullEvent(replicaOwner(res.kind, o)));
     },
   });
 
-  const podHandler: Handler = {
-    relisted(objects, resourceVersion) {
-      const seen = new Set<string>();
-      for (const obj of objects) {
-        const p = podSummary(obj);
-        seen.add(p.uid);
-        const before = pods.get(p.uid);
-        putPod(p);
-        // after a watch gap, what changed or appeared meanwhile reaches its owners as events would have
-        if (podsListed && before?.resourceVersion !== p.resourceVersion) routePod(before, p);
-      }
-      for (const [uid, p] of [...pods]) {
-        if (!seen.has(uid)) {
-          dropPod(p);
-          routePod(p, undefined);
-        }
-      }
-      podsVersion = laterVersion(podsVersion, resourceVersion);
-      if (!podsListed) {
-        podsListed = true;
-        // the owners listed so far waited for this list: each now gets its pods in one signal
-        for (const { res, owner } of owners.values()) queue(res, owner, fullEvent(owner));
-      }
-    },
-    event(type, obj) {
-      const p = podSummary(obj);
-      podsVersion = laterVersion(podsVersion, p.resourceVersion);
-      const before = pods.get(p.uid);
-      if (type === 'DELETED') {
-        dropPod(before ?? p);
-        routePod(before ?? p, undefined);
-      } else {
-        putPod(p);
-        routePod(before, p);
-      }
-    },
-  };
-
-  return {
-    handlers: new Map<string, Handler>([...enabled.map((r) => [r.path, ownerHandler(r)] as [string, Handler]), [PODS_PATH, podHandler]]),
-    sizes: () => ({ replicaOwners: owners.size, pods: pods.size }),
-  };
+  return {};
 }

@@ -1,20 +1,14 @@
 import { SNAPSHOT_MAX_PODS, replicaRoutes } from '../../activities/replicaset/routes';
-import type { Signaller, Target } from '../../activities/informers/signaller';
 import type { KubeObject } from '../../activities/kube/projections';
+import { RESOURCES } from '../../activities/kube/resources';
 import { mergeReplicaOwnerEvents } from '../../activities/replicaset/merge';
 import type { ReplicaOwnerEvent } from '../../workflows/replicaset/workflow';
+import { routeHarness } from '../support/routes';
 
-const RS = '/apis/apps/v1/replicasets';
-const PODS = '/api/v1/pods';
+const RS = RESOURCES.replicaSets;
+const PODS = RESOURCES.pods;
 
-function harness() {
-  const sent: Array<{ id: string; event: ReplicaOwnerEvent; urgent: boolean }> = [];
-  const signaller = {
-    queue: (t: Target, event: ReplicaOwnerEvent, _m: unknown, urgent = false) => sent.push({ id: `${t.namespace}/${t.name}`, event, urgent }),
-  } as unknown as Signaller;
-  const family = replicaRoutes({ controllers: ['replicaset'] }, signaller)!;
-  return { sent, h: (p: string) => family.handlers.get(p)! };
-}
+const harness = () => routeHarness<ReplicaOwnerEvent>(replicaRoutes, { controllers: ['replicaset'] });
 
 const rs = (name: string, app: string, ns = 'a', rv = '5'): KubeObject =>
   ({ metadata: { namespace: ns, name, uid: `u-${name}`, resourceVersion: rv }, spec: { replicas: 2, selector: { matchLabels: { app } } } } as KubeObject);

@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { KubeObject } from '../kube/projections';
+import type { KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath, type ResourceType } from '../kube/resources';
+import { METADATA, covers, metadataOnly, prune, unionMask, type FieldMask } from './fields';
+import { METADATA_ONLY, reflect, type ReflectorStats } from './reflector';
+import { Store, type StoreListener } from './store';
+
+/** What the cache reports, for the manager's metrics. */
+export interface CacheObserver {
+  /** a reflector started (or stopped) for a resource (`pods`, `replicasets.apps`): exactly one per resource */
+  onReflector?(resource: string, running: boolean): void;
+  onList?(resource: string): void;
+  onWatch?(resource: string, open: boolean): void;
+  onWatchEvent?(resource: string, type: string): void;
+}
+
+/** `pods`, `replicasets.apps`: how Kubernetes names a resource in metrics and RBAC. */
+export function resourceLabel(path: string): string {
+  const parts = path.replace(/\?.*$/, '').split('/').filter(Boolean);
+  const resource = parts[parts.length - 1];
+  return parts[0] === 'apis' && parts.length >= 4 ? `${resource}.${parts[1]}` : resource;
+}
+
+const SECRETS_PATH = resourcePath(RESOURCES.secrets);
+
+/**
+ * Secret values never stay in memory: each becomes the SHA-256 of its bytes (empty stays empty),
+ * which is all any route needs (is a token there, is the CA the current one).
+ */
+function digestSecretData(o: KubeObject): KubeObject {
+  const data = (o as { data?: Record<string, string> }).data;
+  if (!data) return o;
+  const digested: Record<string, string> = {};
+  for (const [k, v] of Object.entries(data)) digested[k] = v ? createHash('sha256').update(Buffer.from(v, 'base64')).digest('hex') : '';
+  return { ...o, data: digested } as KubeObject;
+}
+
+/** upstream's managers trim managedFields from their informers' objects too: nobody reads them */
+function withoutManagedFields(o: KubeObject): KubeObject {
+  const m = o.metadata as (KubeObject['metadata'] & { managedFields?: unknown }) | undefined;
+  if (m?.managedFields !== undefined) delete m.managedFields;
+  return o;
+}
+
+interface Entry {
+  store: Store;
+  mask: FieldMask;
+  stats: ReflectorStats;
+  /** set once its reflector runs: the mask can no longer grow */
+  running: boolean;
+  metadataOnly: boolean;
+}
+
+/**
+ * The manager's one informer per resource: whichever controllers want a resource register what
+ * they read of it (a field mask) and a listener, and one reflector lists and watches it for all of
+ * them into one store holding the union of their masks. A resource only the garbage collector
+ * wants is listed and watched as metadata; one that any route reads in full gives the collector
+ * the typed objects' metadata, as upstream's collector uses the typed informer where one exists.
+ */
+export class InformerCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly reflectors: Array<Promise<void>> = [];
+  private signal?: AbortSignal;
+
+  constructor(
+    private readonly rest: KubeRest,
+    private readonly logger: Logger,
+    private readonly observer: CacheObserver = {},
+  ) {}
+
+  /**
+   * Registers a consumer of a resource (a known one, or a collection path found by discovery) and
+   * returns its store. Before `start` masks add up; after it, a consumer may only read what the
+   * running reflector already keeps (the collector's metadata always is).
+   */
+  watch(resource: ResourceType | string, fields: FieldMask, listener?: StoreListener): Store {
+    const path = typeof resource === 'string' ? resource : resourcePath(resource);
+    let e = this.entries.get(path);
+    if (!e) {
+      const entry: Entry = {
+        mask: METADATA,
+        stats: { lists: 0, watches: 0, events: 0, lastEventAt: 0 },
+        running: false,
+        metadataOnly: true,
+        store: new Store(path, (o) => {
+          const kept = prune(withoutManagedFields(path === SECRETS_PATH ? digestSecretData(o) : o), entry.mask) as KubeObject;
+          return kept;
+        }),
+      };
+      this.entries.set(path, entry);
+      e = entry;
+    }
+    if (e.running) {
+      if (!covers(e.mask, fields)) throw new Error(`${path} is already watched without every field a late consumer reads`);
+    } else {
+      e.mask = unionMask(e.mask, fields);
+    }
+    if (listener) e.store.subscribe(listener);
+    if (this.signal && !e.running) this.run(path, e);
+    return e.store;
+  }
+
+  /** The store of a resource some consumer registered, if any. */
+  store(resource: ResourceType | string): Store | undefined {
+    return this.entries.get(typeof resource === 'string' ? resource : resourcePath(resource))?.store;
+  }
+
+  get paths(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** Starts a reflector for every registered resource, and for each registered later. */
+  start(signal: AbortSignal): void {
+    this.signal = signal;
+    for (const [path, e] of this.entries) if (!e.running) this.run(path, e);
+  }
+
+  /** Resolves when every reflector has stopped (after the start signal aborts). */
+  async stopped(): Promise<void> {
+    await Promise.all(this.reflectors);
+  }
+
+  sizes(): Record<string, number> {
+    return Object.fromEntries([...this.entries].map(([p, e]) => [resourceLabel(p), e.store.size]));
+  }
+
+  stats(): Record<string, ReflectorStats & { metadataOnly: boolean }> {
+    return Object.fromEntries([...this.entries].map(([p, e]) => [resourceLabel(p), { ...e.stats, metadataOnly: e.metadataOnly }]));
+  }
+
+  private run(path: string, e: Entry): void {
+    e.running = true;
+    e.metadataOnly = metadataOnly(e.mask);
+    const label = resourceLabel(path);
+    const o = this.observer;
+    o.onReflector?.(label, true);
+    this.reflectors.push(reflect(this.rest, path, {
+      relisted: (objects, rv) => e.store.replace(objects, rv),
+      event: (type, obj) => {
+        o.onWatchEvent?.(label, type);
+        e.store.apply(type, obj);
+      },
+    }, this.signal!, this.logger, e.stats, e.metadataOnly ? METADATA_ONLY : undefined, {
+      onList: () => o.onList?.(label),
+      onWatch: (open) => o.onWatch?.(label, open),
+    }).catch((err: unknown) => this.logger.error({ resource: label, err: String(err) }, 'reflector failed'))
+      .finally(() => o.onReflector?.(label, false)));
+  }
+}

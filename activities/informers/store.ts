@@ -1,0 +1,170 @@
+import type { KubeObject } from '../kube/projections';
+import { SetIndex } from './set-index';
+
+/**
+ * Where a change came from: a watch event; the first list (or, for a listener added later, the
+ * store's contents at that moment); or a relist after a watch gap, whose differences arrive as
+ * events — with an `updated` for every object still there, changed or not, as client-go's Replace
+ * does, so routes can nudge their workflows to look again.
+ */
+export type EventSource = 'watch' | 'list' | 'relist';
+
+/** A change of the store, after it has been applied (lookups in a listener already see it). */
+export type StoreEvent =
+  | { type: 'added'; obj: KubeObject; source: EventSource }
+  | { type: 'updated'; old: KubeObject; obj: KubeObject; source: EventSource }
+  | { type: 'deleted'; old: KubeObject; source: EventSource };
+
+export interface StoreListener {
+  onEvent(ev: StoreEvent): void;
+  /** after every (re)list's events; `first` once the store is synced for the first time */
+  onListed?(first: boolean): void;
+}
+
+/** A named secondary index: the keys an object is filed under (none: not indexed). Define each once, as a constant. */
+export interface StoreIndex {
+  readonly name: string;
+  keys(obj: KubeObject): readonly string[];
+}
+
+const uidOf = (o: KubeObject) => o.metadata?.uid ?? '';
+const nameKey = (namespace: string, name: string) => `${namespace}/${name}`;
+const nameKeyOf = (o: KubeObject) => nameKey(o.metadata?.namespace ?? '', o.metadata?.name ?? '');
+
+/**
+ * One resource's objects, by UID, as its reflector last saw them (already pruned to what its
+ * consumers read), with named secondary indexes and the diff a relist makes, written once for
+ * every route. Pure: the reflector feeds it, listeners and tests read it.
+ */
+export class Store {
+  private readonly objects = new Map<string, KubeObject>();
+  private readonly byName = new Map<string, string>();
+  private readonly indexes = new Map<string, { def: StoreIndex; index: SetIndex<string, string> }>();
+  private readonly listeners: StoreListener[] = [];
+  private listed = false;
+  /** the newest resourceVersion taken in, from a list or an event; '' before the first list */
+  resourceVersion = '';
+
+  constructor(
+    readonly path: string,
+    /** what the reflector's objects go through before they are kept (pruning, Secret digests) */
+    private readonly transform: (o: KubeObject) => KubeObject = (o) => o,
+  ) {}
+
+  get synced(): boolean {
+    return this.listed;
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  get(uid: string): KubeObject | undefined {
+    return this.objects.get(uid);
+  }
+
+  getByName(namespace: string, name: string): KubeObject | undefined {
+    const uid = this.byName.get(nameKey(namespace, name));
+    return uid === undefined ? undefined : this.objects.get(uid);
+  }
+
+  list(): IterableIterator<KubeObject> {
+    return this.objects.values();
+  }
+
+  /**
+   * Files every object under the index's keys. Adding an index again is a no-op (two routes share
+   * it); another index under a known name is a bug.
+   */
+  addIndex(def: StoreIndex): void {
+    const known = this.indexes.get(def.name);
+    if (known) {
+      if (known.def !== def) throw new Error(`two indexes named ${def.name} on ${this.path}`);
+      return;
+    }
+    const index = new SetIndex<string, string>();
+    for (const [uid, o] of this.objects) for (const k of def.keys(o)) index.add(k, uid);
+    this.indexes.set(def.name, { def, index });
+  }
+
+  byIndex(def: StoreIndex, key: string): KubeObject[] {
+    const idx = this.indexes.get(def.name);
+    if (!idx) throw new Error(`no index ${def.name} on ${this.path}`);
+    return [...idx.index.get(key)].map((u) => this.objects.get(u)!);
+  }
+
+  /**
+   * Adds a listener. One added after the first list (the collector finding a resource another
+   * controller already watches) is first told of every object as `added` from a list.
+   */
+  subscribe(l: StoreListener): void {
+    this.listeners.push(l);
+    if (!this.listed) return;
+    for (const obj of this.objects.values()) l.onEvent({ type: 'added', obj, source: 'list' });
+    l.onListed?.(true);
+  }
+
+  /** A complete list, as of `resourceVersion`: what it lacks was deleted meanwhile. */
+  replace(raw: KubeObject[], resourceVersion?: string): void {
+    const first = !this.listed;
+    const source: EventSource = first ? 'list' : 'relist';
+    const seen = new Set<string>();
+    const events: StoreEvent[] = [];
+    for (const r of raw) {
+      const obj = this.transform(r);
+      const uid = uidOf(obj);
+      seen.add(uid);
+      const old = this.objects.get(uid);
+      this.put(uid, obj, old);
+      events.push(old ? { type: 'updated', old, obj, source } : { type: 'added', obj, source });
+    }
+    for (const [uid, old] of [...this.objects]) {
+      if (seen.has(uid)) continue;
+      this.drop(uid, old);
+      events.push({ type: 'deleted', old, source });
+    }
+    if (resourceVersion) this.resourceVersion = resourceVersion;
+    this.listed = true;
+    for (const ev of events) this.emit(ev);
+    for (const l of this.listeners) l.onListed?.(first);
+  }
+
+  /** One watch event. */
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: KubeObject): void {
+    const obj = this.transform(raw);
+    const uid = uidOf(obj);
+    const rv = obj.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+    const old = this.objects.get(uid);
+    if (type === 'DELETED') {
+      if (old) this.drop(uid, old);
+      // a delete of what the store never held still tells listeners (its final state is all there is)
+      this.emit({ type: 'deleted', old: old ?? obj, source: 'watch' });
+      return;
+    }
+    this.put(uid, obj, old);
+    this.emit(old ? { type: 'updated', old, obj, source: 'watch' } : { type: 'added', obj, source: 'watch' });
+  }
+
+  private put(uid: string, obj: KubeObject, old: KubeObject | undefined): void {
+    if (old) this.unindex(uid, old);
+    this.objects.set(uid, obj);
+    this.byName.set(nameKeyOf(obj), uid);
+    for (const { def, index } of this.indexes.values()) for (const k of def.keys(obj)) index.add(k, uid);
+  }
+
+  private drop(uid: string, old: KubeObject): void {
+    this.unindex(uid, old);
+    this.objects.delete(uid);
+  }
+
+  private unindex(uid: string, old: KubeObject): void {
+    const k = nameKeyOf(old);
+    if (this.byName.get(k) === uid) this.byName.delete(k);
+    for (const { def, index } of this.indexes.values()) for (const key of def.keys(old)) index.delete(key, uid);
+  }
+
+  private emit(ev: StoreEvent): void {
+    for (const l of this.listeners) l.onEvent(ev);
+  }
+}

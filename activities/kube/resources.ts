@@ -1,0 +1,53 @@
+/**
+ * The resources this manager reads and writes, named once: group, version, plural and kind, and
+ * the paths built from them. Routes, informers and activities name a resource by its entry here
+ * instead of spelling its path.
+ */
+export interface ResourceType {
+  /** '' for the core group */
+  readonly group: string;
+  readonly version: string;
+  /** the plural, as in the URL */
+  readonly resource: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+const core = (resource: string, kind: string, namespaced = true): ResourceType => ({ group: '', version: 'v1', resource, kind, namespaced });
+const grouped = (group: string, version: string, resource: string, kind: string, namespaced = true): ResourceType =>
+  ({ group, version, resource, kind, namespaced });
+
+export const RESOURCES = {
+  pods: core('pods', 'Pod'),
+  services: core('services', 'Service'),
+  endpoints: core('endpoints', 'Endpoints'),
+  nodes: core('nodes', 'Node', false),
+  namespaces: core('namespaces', 'Namespace', false),
+  configMaps: core('configmaps', 'ConfigMap'),
+  secrets: core('secrets', 'Secret'),
+  serviceAccounts: core('serviceaccounts', 'ServiceAccount'),
+  persistentVolumeClaims: core('persistentvolumeclaims', 'PersistentVolumeClaim'),
+  replicationControllers: core('replicationcontrollers', 'ReplicationController'),
+  resourceQuotas: core('resourcequotas', 'ResourceQuota'),
+  events: core('events', 'Event'),
+  replicaSets: grouped('apps', 'v1', 'replicasets', 'ReplicaSet'),
+  deployments: grouped('apps', 'v1', 'deployments', 'Deployment'),
+  jobs: grouped('batch', 'v1', 'jobs', 'Job'),
+  cronJobs: grouped('batch', 'v1', 'cronjobs', 'CronJob'),
+  endpointSlices: grouped('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice'),
+  clusterRoles: grouped('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
+} as const satisfies Record<string, ResourceType>;
+
+export const apiVersionOf = (r: Pick<ResourceType, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);
+
+/** `/api/v1` or `/apis/<group>/<version>` */
+export const groupVersionPath = (r: Pick<ResourceType, 'group' | 'version'>): string => (r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`);
+
+/**
+ * The collection (every namespace when `namespace` is absent), or one object when `name` is given.
+ * Names and namespaces are URL-encoded here, once.
+ */
+export function resourcePath(r: ResourceType, namespace?: string, name?: string): string {
+  const ns = r.namespaced && namespace !== undefined ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  return `${groupVersionPath(r)}${ns}/${r.resource}${name !== undefined ? `/${encodeURIComponent(name)}` : ''}`;
+}

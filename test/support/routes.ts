@@ -1,0 +1,44 @@
+import pino from 'pino';
+import { InformerCache } from '../../activities/informers/cache';
+import type { InformerInput, RouteFamily } from '../../activities/informers/family';
+import type { Signaller, Target } from '../../activities/informers/signaller';
+import type { KubeObject } from '../../activities/kube/projections';
+import type { KubeRest } from '../../activities/kube/rest';
+import { resourcePath, type ResourceType } from '../../activities/kube/resources';
+import type { RouteFactory } from '../../workers/descriptor';
+
+export interface Sent<E = unknown> {
+  target: Target;
+  /** `<namespace>/<name>` */
+  id: string;
+  event: E;
+  urgent: boolean;
+}
+
+/**
+ * A route factory on a real shared cache whose stores the test feeds by hand, as a reflector would
+ * (lists and watch events, pruned by the registered field masks), with every queued signal kept
+ * in `sent`. Nothing here talks to an API server: the cache is never started.
+ */
+export function routeHarness<E = unknown>(factory: RouteFactory, input: InformerInput, opts: { rest?: KubeRest; rootCa?: string } = {}) {
+  const sent: Array<Sent<E>> = [];
+  const signaller = {
+    queue: (target: Target, event: E, _merge: unknown, urgent = false) => sent.push({ target, id: `${target.namespace}/${target.name}`, event, urgent }),
+  } as unknown as Signaller;
+  const cache = new InformerCache(opts.rest ?? ({} as KubeRest), pino({ level: 'silent' }));
+  const family: RouteFamily | undefined = factory({ input, signaller, cache, rest: opts.rest ?? ({} as KubeRest), rootCa: opts.rootCa });
+  /** what a reflector of that resource (or collection path) would tell the store */
+  const h = (resource: ResourceType | string) => {
+    const path = typeof resource === 'string' ? resource : resourcePath(resource);
+    const store = () => {
+      const s = cache.store(path);
+      if (!s) throw new Error(`no route watches ${path}`);
+      return s;
+    };
+    return {
+      relisted: (objects: KubeObject[], resourceVersion?: string) => store().replace(objects, resourceVersion),
+      event: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => store().apply(type, obj),
+    };
+  };
+  return { sent, cache, family, h };
+}
