@@ -49,6 +49,7 @@ export async function endpointsWorkflow(input: EndpointsWorkflowInput): Promise<
   let check = true;
   let signalled = false;
 
+  // objectIdentity publishes now; this call stays for runs recorded before it did (it is a no-op after)
   id.publish();
 
   async function observe(): Promise<void> {

@@ -76,7 +76,7 @@ export async function namespaceWorkflow(input: NamespaceWorkflowInput): Promise<
   const emptied = new Set<string>(input.progress?.emptied ?? []);
   /** the latest outcome of every resource not yet emptied; rebuilt by the next pass after continue-as-new */
   const outcomes = new Map<string, ContentOutcome>();
-  // a run continued for a new namespace inherits the old one's search attributes
+  // objectIdentity publishes now; this call stays for runs recorded before it did (it is a no-op after)
   id.publish();
 
   async function deleteContent(ns: NamespaceView, resources: NamespacedResource[]): Promise<void> {

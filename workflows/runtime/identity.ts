@@ -1,4 +1,4 @@
-import { continueAsNew, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Workflow } from '@temporalio/common';
 import { SA_UID } from '../search-attributes';
 
@@ -105,5 +105,10 @@ export function objectIdentity<F extends Workflow = Workflow>(
   uid: string | undefined,
   successorArgs?: (uid: string) => Parameters<F>,
 ): ObjectIdentity<F> {
-  return new ObjectIdentity<F>(uid, successorArgs);
+  const id = new ObjectIdentity<F>(uid, successorArgs);
+  // A run handed over to a new object inherits its predecessor's KcmUid; every run now points it
+  // at its own object from the start. Runs recorded before this did so only where the workflow
+  // called publish() itself, hence the patch.
+  if (patched('publish-uid')) id.publish();
+  return id;
 }

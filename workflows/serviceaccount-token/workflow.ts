@@ -64,7 +64,7 @@ export async function tokenSecretWorkflow(input: TokenSecretWorkflowInput): Prom
     { namespace: input.namespace, name: input.name, uid: next, tuning: input.tuning },
   ]);
 
-  // a run continued for a new Secret under the same name must be found by its own UID
+  // objectIdentity publishes now; this call stays for runs recorded before it did (it is a no-op after)
   id.publish();
 
   async function reconcile(): Promise<ReconcileResult> {

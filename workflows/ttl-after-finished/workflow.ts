@@ -47,7 +47,7 @@ export async function ttlAfterFinishedWorkflow(input: TtlAfterFinishedWorkflowIn
 
   // a recreated Job gets a run of its own
   const id = objectIdentity<typeof ttlAfterFinishedWorkflow>(uid, (next) => [{ ...input, uid: next }]);
-  // a run continued for a recreated Job still carries its predecessor's UID attribute
+  // objectIdentity publishes now; this call stays for runs recorded before it did (it is a no-op after)
   id.publish();
 
   function decide(view: JobTtlView): TtlDecision {
