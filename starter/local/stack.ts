@@ -272,7 +272,10 @@ function recoveryHint(dataDir: string, name: ComponentName): string {
  * started again on their data, and a part whose dependency restarted is restarted too (its
  * kubeconfig may name a new apiserver port).
  */
-/** Writes only, at Metadata level (no bodies, so no Secret data), events left out. */
+/**
+ * Writes, lists and watches, at Metadata level (no bodies, so no Secret data), events left out:
+ * who wrote what, and how many lists and watches each client opened.
+ */
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
@@ -284,7 +287,7 @@ rules:
   - group: events.k8s.io
     resources: [events]
 - level: Metadata
-  verbs: [create, update, patch, delete, deletecollection]
+  verbs: [create, update, patch, delete, deletecollection, list, watch]
 - level: None
 `;
 
@@ -302,13 +305,16 @@ export async function up(opts: UpOptions): Promise<StackState> {
     const t0 = Date.now();
     const prev = readState(dataDir);
     const pki = ensurePki(dataDir);
+    // the apiserver reads its audit policy at start: a changed policy restarts it
+    const policyChanged = fs.existsSync(auditPolicyPath(dataDir)) && fs.readFileSync(auditPolicyPath(dataDir), 'utf8') !== AUDIT_POLICY;
     fs.writeFileSync(auditPolicyPath(dataDir), AUDIT_POLICY);
 
     const willStart = new Set<ComponentName>();
     for (const c of COMPONENTS) {
       const running = isOurs(readPid(dataDir, c.name)) && prev !== undefined;
       const depRestarts = c.dependsOn.some((d) => willStart.has(d));
-      if (running && !depRestarts) continue;
+      const reconfigured = c.name === 'kube-apiserver' && policyChanged;
+      if (running && !depRestarts && !reconfigured) continue;
       if (running) await stopProcess(dataDir, c.name);
       else removePid(dataDir, c.name); // stale pid file from a crash
       willStart.add(c.name);

@@ -1,0 +1,63 @@
+import { prune } from '../../activities/informers/fields';
+import { JOB_POD_FIELDS, JOB_VIEW_FIELDS, jobPod, jobView } from '../../activities/job/projections';
+import { POD_SUMMARY_FIELDS, podSummary, replicaOwner, type KubeObject } from '../../activities/kube/projections';
+import { REPLICA_OWNER_FIELDS } from '../../activities/replicaset/routes';
+
+/**
+ * The shared cache keeps of an object only what its readers' masks name: each projection must read
+ * nothing outside its own mask, or it would see `undefined` at run time. Each fixture sets every
+ * field its projection reads, plus fields no one reads.
+ */
+const richPod = (): KubeObject => ({
+  apiVersion: 'v1', kind: 'Pod',
+  metadata: {
+    namespace: 'a', name: 'p', uid: 'u', resourceVersion: '7', creationTimestamp: '2026-01-01T00:00:00Z', deletionTimestamp: '2026-01-02T00:00:00Z',
+    labels: { app: 'web' }, annotations: { 'controller.kubernetes.io/pod-deletion-cost': '5', other: 'x' },
+    ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'j', uid: 'ju', controller: true, blockOwnerDeletion: true }],
+    finalizers: ['batch.kubernetes.io/job-tracking'],
+    ...{ deletionGracePeriodSeconds: 30 },
+  },
+  spec: {
+    nodeName: 'n1', containers: [{ name: 'c', image: 'x' }], initContainers: [{ name: 's', restartPolicy: 'Always' }, { name: 'i' }],
+    volumes: [{ name: 'v' }],
+  },
+  status: {
+    phase: 'Failed', podIP: '10.0.0.1',
+    conditions: [{ type: 'Ready', status: 'True', reason: 'R', message: 'M', lastTransitionTime: '2026-01-01T00:00:01Z' }, { type: 'DisruptionTarget', status: 'True' }],
+    containerStatuses: [{ name: 'c', restartCount: 3, image: 'x', state: { terminated: { exitCode: 2, reason: 'Error', finishedAt: '2026-01-01T00:00:02Z' } } }],
+    initContainerStatuses: [{ name: 's', restartCount: 4, state: { terminated: { exitCode: 0 } } }, { name: 'i', restartCount: 1 }],
+  },
+});
+
+const richJob = (): KubeObject => ({
+  metadata: { namespace: 'a', name: 'j', uid: 'ju', resourceVersion: '3', generation: 2, creationTimestamp: '2026-01-01T00:00:00Z', labels: { a: 'b' } },
+  spec: {
+    parallelism: 2, completions: 4, completionMode: 'Indexed', backoffLimit: 1, backoffLimitPerIndex: 1, maxFailedIndexes: 2, activeDeadlineSeconds: 60,
+    podFailurePolicy: { rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] }] },
+    successPolicy: { rules: [{ succeededCount: 1 }] }, suspend: true, podReplacementPolicy: 'Failed', selector: { matchLabels: { x: 'y' } },
+    managedBy: 'kubernetes.io/job-controller', template: { metadata: { labels: { x: 'y' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c' }] } },
+  },
+  status: { active: 1, succeeded: 2, conditions: [{ type: 'Suspended', status: 'True' }] },
+});
+
+const richReplicaSet = (): KubeObject => ({
+  metadata: { namespace: 'a', name: 'r', uid: 'ru', resourceVersion: '9', generation: 3 },
+  spec: { replicas: 3, minReadySeconds: 5, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c' }] } } },
+  status: { replicas: 2, fullyLabeledReplicas: 2, readyReplicas: 1, availableReplicas: 1, terminatingReplicas: 1, observedGeneration: 2, conditions: [] },
+});
+
+test.each([
+  ['podSummary', POD_SUMMARY_FIELDS, podSummary, richPod],
+  ['jobPod', JOB_POD_FIELDS, jobPod, richPod],
+  ['jobView', JOB_VIEW_FIELDS, jobView, richJob],
+  ['replicaOwner', REPLICA_OWNER_FIELDS, (o: KubeObject) => replicaOwner('ReplicaSet', o), richReplicaSet],
+] as const)('%s reads nothing its mask drops', (_name, mask, project, fixture) => {
+  const full = (project as (o: KubeObject) => unknown)(fixture());
+  expect((project as (o: KubeObject) => unknown)(prune(fixture(), mask) as KubeObject)).toEqual(full);
+});
+
+test('the masks do drop what no reader needs', () => {
+  const kept = prune(richPod(), POD_SUMMARY_FIELDS) as { spec: Record<string, unknown>; status: Record<string, unknown> };
+  expect(kept.spec.containers).toBeUndefined();
+  expect(kept.status.podIP).toBeUndefined();
+});
