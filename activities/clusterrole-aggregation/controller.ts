@@ -11,5 +11,5 @@ export const clusterRoleAggregationController: ControllerDescriptor = {
   concurrency: 5,
   workflows: [clusterRoleAggregationWorkflow],
   activities: (ctx) => createAggregationActivities(ctx),
-  routes: ({ input, signaller }) => aggregationRoutes(input, signaller),
+  routes: aggregationRoutes,
 };

@@ -1,41 +1,45 @@
-import { ClusterRoleView, PolicyRule, aggregateRules, sameRules, sourcesOf } from '../../workflows/clusterrole-aggregation/logic';
+import { aggregateRules, sameRules, sourcesOf, type ClusterRoleView, type PolicyRule } from '../../workflows/clusterrole-aggregation/logic';
 import type { AggregationEvent, AggregationWorkflowInput } from '../../workflows/clusterrole-aggregation/workflow';
 import { aggregationWorkflowId } from '../../workflows/clusterrole-aggregation/workflow';
 import type { LabelSelector } from '../../workflows/replicaset/types';
 import type { KubeObject } from '../kube/projections';
-import type { InformerInput, RouteFamily } from '../informers/family';
-import type { Handler } from '../informers/reflector';
-import type { Signaller } from '../informers/signaller';
+import { RESOURCES } from '../kube/resources';
+import type { RouteFamily } from '../informers/family';
+import type { FieldMask } from '../informers/fields';
+import type { RouteContext } from '../../workers/descriptor';
 import { clusterRoleAggregationWorkflow } from '../../workflows/clusterrole-aggregation/workflow';
 
-export const CLUSTERROLES_PATH = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
-
-interface Role extends ClusterRoleView {
+export interface AggregationRole extends ClusterRoleView {
   uid: string;
+  /** absent when the role does not aggregate */
   selectors?: LabelSelector[];
 }
 
 type ClusterRoleObject = KubeObject & { rules?: PolicyRule[]; aggregationRule?: { clusterRoleSelectors?: LabelSelector[] } };
 
-function roleOf(o: ClusterRoleObject): Role {
-  const selectors = o.aggregationRule ? o.aggregationRule.clusterRoleSelectors ?? [] : undefined;
-  return { name: o.metadata?.name ?? '', uid: o.metadata?.uid ?? '', labels: o.metadata?.labels ?? {}, rules: o.rules ?? [], ...(selectors ? { selectors } : {}) };
+/** What roleOf reads of a ClusterRole. */
+export const CLUSTER_ROLE_FIELDS: FieldMask = { metadata: true, rules: true, aggregationRule: { clusterRoleSelectors: true } };
+
+export function roleOf(o: KubeObject): AggregationRole {
+  const r = o as ClusterRoleObject;
+  const selectors = r.aggregationRule ? r.aggregationRule.clusterRoleSelectors ?? [] : undefined;
+  return { name: r.metadata?.name ?? '', uid: r.metadata?.uid ?? '', labels: r.metadata?.labels ?? {}, rules: r.rules ?? [], ...(selectors ? { selectors } : {}) };
 }
 
 /**
  * Routes of clusterrole-aggregation. Upstream requeues every aggregated role on any ClusterRole
- * change, since it keeps no dependency graph; here the same check runs against the watch's
- * cache, and only a role whose rules differ from the union of its sources is signalled, with
- * those sources, so the workflow decides without reading anything.
+ * change, since it keeps no dependency graph; here the same check runs against the shared store,
+ * and only a role whose rules differ from the union of its sources is signalled, with those
+ * sources, so the workflow decides without reading anything.
  */
-export function aggregationRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
+export function aggregationRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('clusterrole-aggregation')) return undefined;
-  const roles = new Map<string, Role>();
-  let listed = false;
+  // subscribed below, once checkAll can read it (a store already listed calls back at once)
+  const roles = cache.watch(RESOURCES.clusterRoles, CLUSTER_ROLE_FIELDS);
 
   const checkAll = () => {
-    if (!listed) return;
-    const all = [...roles.values()];
+    if (!roles.synced) return;
+    const all = [...roles.list()].map(roleOf);
     for (const r of all) {
       if (!r.selectors) continue;
       if (sameRules(aggregateRules(r.name, r.selectors, all), r.rules)) continue;
@@ -47,23 +51,13 @@ export function aggregationRoutes(input: InformerInput, signaller: Signaller): R
     }
   };
 
-  const handler: Handler = {
-    relisted(objects) {
-      roles.clear();
-      for (const o of objects) {
-        const r = roleOf(o);
-        roles.set(r.name, r);
-      }
-      listed = true;
-      checkAll();
+  roles.subscribe({
+    onEvent(ev) {
+      // a (re)list is checked once, as a whole, when it is in
+      if (ev.source === 'watch') checkAll();
     },
-    event(type, o) {
-      const r = roleOf(o);
-      if (type === 'DELETED') roles.delete(r.name);
-      else roles.set(r.name, r);
-      checkAll();
-    },
-  };
+    onListed: checkAll,
+  });
 
-  return { handlers: new Map([[CLUSTERROLES_PATH, handler]]), sizes: () => ({ clusterRoles: roles.size }) };
+  return {};
 }

@@ -12,6 +12,7 @@ import {
   type JobTemplate,
 } from '../../workflows/cronjob/types';
 import { isChildOf } from '../../workflows/cronjob/logic';
+import type { FieldMask } from '../informers/fields';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
 import { KubeObject, controllerRef } from '../kube/projections';
@@ -105,6 +106,20 @@ function eventTarget(cj: CronJobTarget): EventTarget {
 
 const POLICIES: ConcurrencyPolicy[] = ['Allow', 'Forbid', 'Replace'];
 
+/** What cronJobView reads of a CronJob: the spec (of the Job template's metadata only labels and annotations) and status. */
+export const CRON_JOB_VIEW_FIELDS: FieldMask = {
+  metadata: true,
+  spec: {
+    schedule: true, timeZone: true, startingDeadlineSeconds: true, concurrencyPolicy: true, suspend: true,
+    successfulJobsHistoryLimit: true, failedJobsHistoryLimit: true,
+    jobTemplate: { metadata: { labels: true, annotations: true }, spec: true },
+  },
+  status: {
+    active: { apiVersion: true, kind: true, namespace: true, name: true, uid: true, resourceVersion: true },
+    lastScheduleTime: true, lastSuccessfulTime: true,
+  },
+};
+
 /** The fields of a CronJob the controller decides on. */
 export function cronJobView(o: KubeObject): CronJobView {
   const m = o.metadata ?? {};
@@ -148,6 +163,12 @@ export function cronJobView(o: KubeObject): CronJobView {
     },
   };
 }
+
+/** What childJob reads of a Job: its metadata, and of its status the times and finishing conditions. */
+export const CHILD_JOB_FIELDS: FieldMask = {
+  metadata: true,
+  status: { startTime: true, completionTime: true, conditions: { type: true, status: true } },
+};
 
 /** The slice of a Job the CronJob controller reads. */
 export function childJob(o: KubeObject): ChildJob {

@@ -11,5 +11,5 @@ export const cronJobController: ControllerDescriptor = {
   concurrency: intFlag('concurrent-cron-job-syncs', 5, 'how many cron jobs may reconcile at the same time'),
   workflows: [cronJobWorkflow],
   activities: (ctx) => createCronJobActivities(ctx),
-  routes: ({ input, signaller }) => cronJobRoutes(input, signaller),
+  routes: cronJobRoutes,
 };

@@ -1,13 +1,10 @@
 import type { CronJobWorkflowInput } from '../../workflows/cronjob/workflow';
 import { mergeCronJobEvents, type ChildJob, type CronJobEvent, type CronJobView } from '../../workflows/cronjob/types';
-import { childJob, cronJobView } from './activities';
-import type { Handler } from '../informers/reflector';
-import type { InformerInput, RouteFamily } from '../informers/family';
-import type { Signaller } from '../informers/signaller';
+import { CHILD_JOB_FIELDS, CRON_JOB_VIEW_FIELDS, childJob, cronJobView } from './activities';
+import { RESOURCES } from '../kube/resources';
+import type { RouteFamily } from '../informers/family';
+import type { RouteContext } from '../../workers/descriptor';
 import { cronJobWorkflow } from '../../workflows/cronjob/workflow';
-
-export const CRONJOBS_PATH = '/apis/batch/v1/cronjobs';
-export const JOBS_PATH = '/apis/batch/v1/jobs';
 
 /** Job summaries carry only what the CronJob controller decides on: equal but for the version means nothing changed for it. */
 function sameForCronJob(a: ChildJob, b: ChildJob): boolean {
@@ -19,11 +16,8 @@ function sameForCronJob(a: ChildJob, b: ChildJob): boolean {
  * to the CronJob its controller reference resolves to (kind CronJob, same namespace, same UID), and
  * on a change of controller to the old one as well.
  */
-export function cronJobRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
+export function cronJobRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('cronjob')) return undefined;
-
-  const cronJobs = new Map<string, CronJobView>();
-  const jobs = new Map<string, ChildJob>();
 
   const queue = (cj: Pick<CronJobView, 'namespace' | 'name' | 'uid'>, event: CronJobEvent) => {
     const args: CronJobWorkflowInput = { namespace: cj.namespace, name: cj.name, uid: cj.uid, tuning: input.tuning };
@@ -31,10 +25,24 @@ export function cronJobRoutes(input: InformerInput, signaller: Signaller): Route
       event, mergeCronJobEvents);
   };
 
+  const cronJobs = cache.watch(RESOURCES.cronJobs, CRON_JOB_VIEW_FIELDS, {
+    onEvent(ev) {
+      if (ev.type === 'deleted') {
+        const cj = cronJobView(ev.old);
+        queue(cj, { cronJobDeletedUid: cj.uid });
+        return;
+      }
+      const cj = cronJobView(ev.obj);
+      // a list (the first, or after a gap) has each CronJob read its Jobs afresh
+      queue(cj, ev.source === 'watch' ? { cronJob: cj } : { cronJob: cj, relist: true });
+    },
+  });
+
   const ownerOf = (j: ChildJob): CronJobView | undefined => {
     const ref = j.controllerRef;
     if (!ref || ref.kind !== 'CronJob') return undefined;
-    const cj = cronJobs.get(ref.uid);
+    const o = cronJobs.get(ref.uid);
+    const cj = o && cronJobView(o);
     return cj && cj.namespace === j.namespace ? cj : undefined;
   };
 
@@ -48,67 +56,18 @@ export function cronJobRoutes(input: InformerInput, signaller: Signaller): Route
     for (const o of targets.values()) queue(o, after && ownerOf(after)?.uid === o.uid ? { jobs: [after] } : { jobsDeleted: [(before ?? after)!.uid] });
   };
 
-  const cronJobHandler: Handler = {
-    relisted(objects) {
-      const seen = new Set<string>();
-      for (const obj of objects) {
-        const cj = cronJobView(obj);
-        seen.add(cj.uid);
-        cronJobs.set(cj.uid, cj);
-        queue(cj, { cronJob: cj, relist: true });
+  cache.watch(RESOURCES.jobs, CHILD_JOB_FIELDS, {
+    onEvent(ev) {
+      if (ev.type === 'deleted') {
+        routeJob(childJob(ev.old), undefined);
+        return;
       }
-      for (const [uid, cj] of cronJobs) {
-        if (!seen.has(uid)) {
-          cronJobs.delete(uid);
-          queue(cj, { cronJobDeletedUid: uid });
-        }
-      }
+      // a relist's unchanged Jobs are skipped; the new ones are not, nor is the first list's every
+      // Job: this watch may have listed alone, after a gap the CronJobs did not see
+      if (ev.type === 'updated' && ev.source === 'relist' && ev.old.metadata?.resourceVersion === ev.obj.metadata?.resourceVersion) return;
+      routeJob(ev.type === 'updated' ? childJob(ev.old) : undefined, childJob(ev.obj));
     },
-    event(type, obj) {
-      const cj = cronJobView(obj);
-      if (type === 'DELETED') {
-        cronJobs.delete(cj.uid);
-        queue(cj, { cronJobDeletedUid: cj.uid });
-      } else {
-        cronJobs.set(cj.uid, cj);
-        queue(cj, { cronJob: cj });
-      }
-    },
-  };
+  });
 
-  const jobHandler: Handler = {
-    relisted(objects) {
-      const seen = new Set<string>();
-      for (const obj of objects) {
-        const j = childJob(obj);
-        seen.add(j.uid);
-        const before = jobs.get(j.uid);
-        jobs.set(j.uid, j);
-        // also the new ones: this watch may have relisted alone, after a gap the CronJobs did not see
-        if (!before || before.resourceVersion !== j.resourceVersion) routeJob(before, j);
-      }
-      for (const [uid, j] of jobs) {
-        if (!seen.has(uid)) {
-          jobs.delete(uid);
-          routeJob(j, undefined);
-        }
-      }
-    },
-    event(type, obj) {
-      const j = childJob(obj);
-      const before = jobs.get(j.uid);
-      if (type === 'DELETED') {
-        jobs.delete(j.uid);
-        routeJob(before ?? j, undefined);
-      } else {
-        jobs.set(j.uid, j);
-        routeJob(before, j);
-      }
-    },
-  };
-
-  return {
-    handlers: new Map<string, Handler>([[CRONJOBS_PATH, cronJobHandler], [JOBS_PATH, jobHandler]]),
-    sizes: () => ({ cronJobs: cronJobs.size, cronJobJobs: jobs.size }),
-  };
+  return {};
 }

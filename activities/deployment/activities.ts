@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { DeploymentObservation } from '../../workflows/deployment/cache';
 import type { Logger } from 'pino';
 import { selectorMatches } from '../../workflows/common/selector';
 import type { DeploymentAction, DeploymentRef, DeploymentStatus, DeploymentView, ReplicaSetView } from '../../workflows/deployment/types';
@@ -10,19 +11,14 @@ import { updateGuarded, withoutEmpty } from '../kube/update';
 import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
 import { KubeObject, controllerRef } from '../kube/projections';
 import { KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 
 export interface DeploymentKey {
   namespace: string;
   name: string;
 }
 
-export interface DeploymentObservation {
-  deployment?: DeploymentView;
-  /** ReplicaSets it controls, plus orphans its selector matches (adoption candidates) */
-  replicaSets: ReplicaSetView[];
-  /** pods that are neither Succeeded nor Failed, per controlling ReplicaSet UID (Recreate waits on them) */
-  activePodsByReplicaSet: Record<string, number>;
-}
+export type { DeploymentObservation } from '../../workflows/deployment/cache';
 
 export interface OwnedRef {
   name: string;
@@ -64,16 +60,20 @@ function ownerRef(d: DeploymentRef): OwnerRef {
   return { apiVersion: 'apps/v1', kind: 'Deployment', name: d.name, uid: d.uid, controller: true, blockOwnerDeletion: true };
 }
 
-async function listAll(rest: KubeRest, path: string): Promise<KubeObject[]> {
+/** Every page of a list, and the list's resourceVersion (what the read is as of). */
+async function listAll(rest: KubeRest, path: string): Promise<{ items: KubeObject[]; resourceVersion: string }> {
   const items: KubeObject[] = [];
   let cont = '';
+  let resourceVersion = '';
   do {
-    const page = await rest.request<{ items: KubeObject[]; metadata: { continue?: string } }>('GET', `${path}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+    const page = await rest.request<{ items: KubeObject[]; metadata: { continue?: string; resourceVersion?: string } }>(
+      'GET', `${path}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
     items.push(...page.body.items);
     cont = page.body.metadata.continue ?? '';
+    resourceVersion = page.body.metadata.resourceVersion ?? resourceVersion;
     heartbeat();
   } while (cont);
-  return items;
+  return { items, resourceVersion };
 }
 
 /** The I/O of the deployment controller; every write is guarded (UID, resourceVersion) and safe to run twice. */
@@ -106,14 +106,15 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
           if (isStatus(e, 404)) return { replicaSets: [], activePodsByReplicaSet: {} };
           throw e;
         }
-        const replicaSets = (await listAll(rest, rsPath(key.namespace))).map(replicaSetView).filter((rs) => {
+        const rsList = await listAll(rest, rsPath(key.namespace));
+        const replicaSets = rsList.items.map(replicaSetView).filter((rs) => {
           const ref = controllerRef(rs.ownerReferences);
           return ref ? ref.uid === deployment.uid : selectorMatches(deployment.selector, rs.labels);
         });
         const activePodsByReplicaSet: Record<string, number> = {};
         if (deployment.strategy.type === 'Recreate') {
           const rsUids = new Set(replicaSets.map((r) => r.uid));
-          for (const p of await listAll(rest, `/api/v1/namespaces/${key.namespace}/pods`)) {
+          for (const p of (await listAll(rest, resourcePath(RESOURCES.pods, key.namespace))).items) {
             const ref = controllerRef(p.metadata?.ownerReferences);
             const phase = (p.status as { phase?: string } | undefined)?.phase;
             if (ref && rsUids.has(ref.uid) && phase !== 'Succeeded' && phase !== 'Failed') {
@@ -121,7 +122,7 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
             }
           }
         }
-        return { deployment, replicaSets, activePodsByReplicaSet };
+        return { deployment, replicaSets, activePodsByReplicaSet, versions: { deployments: deployment.resourceVersion, replicaSets: rsList.resourceVersion } };
       });
     },
 
@@ -162,8 +163,9 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
               spec: { replicas: a.replicas, minReadySeconds: a.minReadySeconds, selector: a.selector, template: a.template },
             };
             try {
-              await rest.request('POST', rsPath(ns), { body });
-              result = { ok: true };
+              const created = await rest.request<KubeObject>('POST', rsPath(ns), { body });
+              const rv = created.body.metadata?.resourceVersion;
+              result = rv ? { ok: true, resourceVersion: rv } : { ok: true };
               if (a.replicas > 0) event(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${a.name} from 0 to ${a.replicas}`);
             } catch (e) {
               if (!isStatus(e, 409)) throw e;
@@ -176,7 +178,7 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
           case 'scaleReplicaSet':
           case 'updateReplicaSetAnnotations':
             result = await guarded(async () => {
-              await rest.request('PATCH', rsPath(ns, a.name), {
+              const patchedRs = await rest.request<KubeObject>('PATCH', rsPath(ns, a.name), {
                 body: {
                   metadata: { uid: a.uid, resourceVersion: a.resourceVersion, annotations: a.annotations },
                   spec: {
@@ -186,6 +188,7 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
                 },
                 contentType: 'application/merge-patch+json',
               });
+              return patchedRs.body.metadata?.resourceVersion;
             });
             if (result.ok && a.type === 'scaleReplicaSet' && req.fromReplicas !== undefined && req.fromReplicas !== a.replicas) {
               const dir = a.replicas > req.fromReplicas ? 'up' : 'down';

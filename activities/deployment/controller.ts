@@ -11,5 +11,5 @@ export const deploymentController: ControllerDescriptor = {
   concurrency: intFlag('concurrent-deployment-syncs', 5, 'how many deployments may reconcile at the same time'),
   workflows: [deploymentWorkflow],
   activities: (ctx) => createDeploymentActivities(ctx),
-  routes: ({ input, signaller }) => deploymentRoutes(input, signaller),
+  routes: deploymentRoutes,
 };

@@ -1,6 +1,7 @@
 import type { DeploymentStatus, DeploymentStrategy, DeploymentView, IntOrPercent, ReplicaSetView } from '../../workflows/deployment/types';
 import type { LabelSelector, PodTemplate, ReplicaCondition } from '../../workflows/replicaset/types';
-import { KubeObject, objectIdentity } from '../kube/projections';
+import { controllerRef, objectIdentity, type KubeObject } from '../kube/projections';
+import { METADATA, type FieldMask } from '../informers/fields';
 
 const num = (v: unknown, d: number): number => (typeof v === 'number' ? v : d);
 
@@ -9,6 +10,9 @@ function strategyOf(spec: Record<string, unknown>): DeploymentStrategy {
   if (s.type === 'Recreate') return { type: 'Recreate' };
   return { type: 'RollingUpdate', maxSurge: s.rollingUpdate?.maxSurge ?? '25%', maxUnavailable: s.rollingUpdate?.maxUnavailable ?? '25%' };
 }
+
+/** What deploymentView reads of a Deployment. */
+export const DEPLOYMENT_VIEW_FIELDS: FieldMask = { metadata: true, spec: true, status: true };
 
 export function deploymentView(o: KubeObject): DeploymentView {
   const m = o.metadata ?? {};
@@ -40,6 +44,9 @@ export function deploymentView(o: KubeObject): DeploymentView {
   };
 }
 
+/** What replicaSetView reads of a ReplicaSet. */
+export const REPLICA_SET_VIEW_FIELDS: FieldMask = { metadata: true, spec: { replicas: true, minReadySeconds: true, template: true, selector: true }, status: true };
+
 export function replicaSetView(o: KubeObject): ReplicaSetView {
   const m = o.metadata ?? {};
   const spec = o.spec ?? {};
@@ -64,4 +71,45 @@ export function replicaSetView(o: KubeObject): ReplicaSetView {
       ...(st.conditions ? { conditions: st.conditions } : {}),
     },
   };
+}
+
+/** What the deployment controller's routes key on: who a Deployment is, which orphans it may adopt, its strategy. */
+export interface DeploymentRouting {
+  namespace: string;
+  name: string;
+  uid: string;
+  generation: number;
+  selector: LabelSelector;
+  /** Recreate waits for its old pods to go, so their deletions wake it */
+  recreate: boolean;
+}
+
+/** What deploymentRouting reads of a Deployment. */
+export const DEPLOYMENT_ROUTING_FIELDS: FieldMask = { metadata: true, spec: { selector: true, strategy: { type: true } } };
+
+export function deploymentRouting(o: KubeObject): DeploymentRouting {
+  const spec = (o.spec ?? {}) as { selector?: LabelSelector; strategy?: { type?: string } };
+  return {
+    namespace: o.metadata?.namespace ?? '',
+    name: o.metadata?.name ?? '',
+    uid: o.metadata?.uid ?? '',
+    generation: o.metadata?.generation ?? 0,
+    selector: spec.selector ?? {},
+    recreate: spec.strategy?.type === 'Recreate',
+  };
+}
+
+/** What the routes read of a ReplicaSet or a pod: the namespace, labels and controller are metadata only. */
+export interface OwnedRouting {
+  namespace: string;
+  labels: Record<string, string>;
+  controllerUid?: string;
+}
+
+/** What ownedRouting reads of a ReplicaSet or pod: nothing beyond the metadata every store keeps. */
+export const OWNED_ROUTING_FIELDS: FieldMask = METADATA;
+
+export function ownedRouting(o: KubeObject): OwnedRouting {
+  const uid = controllerRef(o.metadata?.ownerReferences)?.uid;
+  return { namespace: o.metadata?.namespace ?? '', labels: o.metadata?.labels ?? {}, ...(uid ? { controllerUid: uid } : {}) };
 }

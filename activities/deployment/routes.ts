@@ -1,51 +1,21 @@
 import { selectorMatches } from '../../workflows/common/selector';
-import type { DeploymentEvent, DeploymentWorkflowInput } from '../../workflows/deployment/workflow';
-import type { LabelSelector } from '../../workflows/replicaset/types';
-import { KubeObject, controllerRef } from '../kube/projections';
-import type { InformerInput, RouteFamily } from '../informers/family';
-import type { Handler } from '../informers/reflector';
-import { PODS_PATH } from '../replicaset/routes';
-import type { Signaller } from '../informers/signaller';
+import type { DeploymentObservation } from '../../workflows/deployment/cache';
+import { mergeDeploymentEvents, type DeploymentEvent, type DeploymentWorkflowInput } from '../../workflows/deployment/workflow';
+import {
+  DEPLOYMENT_ROUTING_FIELDS, DEPLOYMENT_VIEW_FIELDS, OWNED_ROUTING_FIELDS, REPLICA_SET_VIEW_FIELDS,
+  deploymentRouting, deploymentView, ownedRouting, replicaSetView, type DeploymentRouting, type OwnedRouting,
+} from './projections';
+import { unionMask, type FieldMask } from '../informers/fields';
+import { RESOURCES } from '../kube/resources';
+import type { RouteFamily } from '../informers/family';
+import { BY_CONTROLLER_UID, BY_NAMESPACE, ORPHANS_BY_NAMESPACE } from '../informers/indexes';
+import type { RouteContext } from '../../workers/descriptor';
 import { deploymentWorkflow } from '../../workflows/deployment/workflow';
 
-const DEPLOYMENTS_PATH = '/apis/apps/v1/deployments';
-const REPLICASETS_PATH = '/apis/apps/v1/replicasets';
+/** What a Recreate snapshot reads of a pod: its controller (metadata) and whether it is still active. */
+export const ACTIVE_POD_FIELDS: FieldMask = { metadata: true, status: { phase: true } };
 
-interface DeploymentEntry {
-  namespace: string;
-  name: string;
-  uid: string;
-  generation: number;
-  selector: LabelSelector;
-  recreate: boolean;
-}
-
-interface ReplicaSetEntry {
-  namespace: string;
-  labels: Record<string, string>;
-  controllerUid?: string;
-}
-
-export function mergeDeploymentEvents(a: DeploymentEvent, b: DeploymentEvent): DeploymentEvent {
-  const out: DeploymentEvent = {};
-  if (a.changed || b.changed) out.changed = true;
-  if (a.relist || b.relist) out.relist = true;
-  const deleted = b.deletedUid ?? a.deletedUid;
-  if (deleted) out.deletedUid = deleted;
-  return out;
-}
-
-function deploymentEntry(o: KubeObject): DeploymentEntry {
-  const spec = (o.spec ?? {}) as { selector?: LabelSelector; strategy?: { type?: string } };
-  return {
-    namespace: o.metadata?.namespace ?? '',
-    name: o.metadata?.name ?? '',
-    uid: o.metadata?.uid ?? '',
-    generation: o.metadata?.generation ?? 0,
-    selector: spec.selector ?? {},
-    recreate: spec.strategy?.type === 'Recreate',
-  };
-}
+const isActivePod = (phase: string | undefined) => phase !== 'Succeeded' && phase !== 'Failed';
 
 /**
  * Routes of the deployment controller, as upstream's handlers: a Deployment to itself; a
@@ -53,95 +23,118 @@ function deploymentEntry(o: KubeObject): DeploymentEntry {
  * matches it (old and new state on update); a deleted pod to its Recreate Deployment, which waits
  * for old pods to go before it starts new ones.
  */
-export function deploymentRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
+export function deploymentRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('deployment')) return undefined;
-  const deployments = new Map<string, DeploymentEntry>();
-  const replicaSets = new Map<string, ReplicaSetEntry>();
 
-  const queue = (d: Pick<DeploymentEntry, 'namespace' | 'name' | 'uid'>, event: DeploymentEvent, urgent = false) => {
-    const args: DeploymentWorkflowInput = { namespace: d.namespace, name: d.name, uid: d.uid, tuning: input.tuning };
-    signaller.queue({ controller: 'deployment', workflow: deploymentWorkflow, kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, args },
-      event, mergeDeploymentEvents, urgent);
+  /**
+   * The Deployment and what it owns or may adopt as the cache has them, as observeDeployment reads
+   * them from the API: the workflow plans from it once it includes the workflow's own last writes.
+   * None until every store it is made of has listed.
+   */
+  const snapshotOf = (uid: string): DeploymentObservation | undefined => {
+    const obj = deployments.get(uid);
+    if (!obj || !deployments.synced || !replicaSets.synced) return undefined;
+    const d = deploymentView(obj);
+    const recreate = d.strategy.type === 'Recreate';
+    if (recreate && !pods.synced) return undefined;
+    const owned = [
+      ...replicaSets.byIndex(BY_CONTROLLER_UID, d.uid),
+      ...replicaSets.byIndex(ORPHANS_BY_NAMESPACE, d.namespace).filter((rs) => selectorMatches(d.selector, rs.metadata?.labels ?? {})),
+    ].map(replicaSetView);
+    const activePodsByReplicaSet: Record<string, number> = {};
+    if (recreate) {
+      for (const rs of owned) {
+        const n = pods.byIndex(BY_CONTROLLER_UID, rs.uid).filter((p) => isActivePod((p.status as { phase?: string } | undefined)?.phase)).length;
+        if (n) activePodsByReplicaSet[rs.uid] = n;
+      }
+    }
+    return { deployment: d, replicaSets: owned, activePodsByReplicaSet, versions: { deployments: deployments.resourceVersion, replicaSets: replicaSets.resourceVersion } };
   };
 
-  const ownersOf = (rs: ReplicaSetEntry): DeploymentEntry[] => {
+  const queue = (d: Pick<DeploymentRouting, 'namespace' | 'name' | 'uid'>, event: DeploymentEvent, urgent = false) => {
+    const args: DeploymentWorkflowInput = { namespace: d.namespace, name: d.name, uid: d.uid, tuning: input.tuning };
+    const snapshot = event.deletedUid ? undefined : snapshotOf(d.uid);
+    signaller.queue({ controller: 'deployment', workflow: deploymentWorkflow, kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, args },
+      snapshot ? { ...event, snapshot } : event, mergeDeploymentEvents, urgent);
+  };
+
+  /**
+   * Once the Deployments, ReplicaSets and pods have all listed, every Deployment is sent `relist`
+   * with its snapshot: after a restart each plans from the cache, without reading the API.
+   */
+  const sendAllOnceListed = (first: boolean) => {
+    if (!first || !deployments.synced || !replicaSets.synced || !pods.synced) return;
+    for (const o of deployments.list()) queue(deploymentRouting(o), { relist: true });
+  };
+
+  const deployments = cache.watch(RESOURCES.deployments, unionMask(DEPLOYMENT_ROUTING_FIELDS, DEPLOYMENT_VIEW_FIELDS), {
+    onListed: sendAllOnceListed,
+    onEvent(ev) {
+      if (ev.type === 'deleted') {
+        const d = deploymentRouting(ev.old);
+        queue(d, { deletedUid: d.uid });
+        return;
+      }
+      const d = deploymentRouting(ev.obj);
+      // the first list waits for the other stores (see sendAllOnceListed); a relist after a gap has each look afresh
+      if (ev.source === 'list') return;
+      if (ev.source === 'relist') {
+        queue(d, { relist: true });
+        return;
+      }
+      // a spec change (a new generation) is acted on at once; our own status writes are routine
+      const before = ev.type === 'updated' ? deploymentRouting(ev.old) : undefined;
+      queue(d, { changed: true }, before?.generation !== d.generation);
+    },
+  });
+  deployments.addIndex(BY_NAMESPACE);
+
+  const ownersOf = (rs: OwnedRouting): DeploymentRouting[] => {
     if (rs.controllerUid) {
       const d = deployments.get(rs.controllerUid);
-      return d ? [d] : [];
+      return d ? [deploymentRouting(d)] : [];
     }
-    return [...deployments.values()].filter((d) => d.namespace === rs.namespace && selectorMatches(d.selector, rs.labels));
+    return deployments.byIndex(BY_NAMESPACE, rs.namespace).map(deploymentRouting).filter((d) => selectorMatches(d.selector, rs.labels));
   };
 
-  const rsEntry = (o: KubeObject): ReplicaSetEntry => ({
-    namespace: o.metadata?.namespace ?? '',
-    labels: o.metadata?.labels ?? {},
-    controllerUid: controllerRef(o.metadata?.ownerReferences)?.uid,
-  });
-
-  const deploymentHandler: Handler = {
-    relisted(objects) {
-      const seen = new Set<string>();
-      for (const o of objects) {
-        const d = deploymentEntry(o);
-        seen.add(d.uid);
-        deployments.set(d.uid, d);
-        queue(d, { relist: true });
-      }
-      for (const [uid, d] of deployments) {
-        if (!seen.has(uid)) {
-          deployments.delete(uid);
-          queue(d, { deletedUid: uid });
-        }
-      }
-    },
-    event(type, o) {
-      const d = deploymentEntry(o);
-      if (type === 'DELETED') {
-        deployments.delete(d.uid);
-        queue(d, { deletedUid: d.uid });
-      } else {
-        const before = deployments.get(d.uid);
-        deployments.set(d.uid, d);
-        // a spec change (a new generation) is acted on at once; our own status writes are routine
-        queue(d, { changed: true }, before?.generation !== d.generation);
-      }
-    },
-  };
-
-  const routeReplicaSet = (before: ReplicaSetEntry | undefined, after: ReplicaSetEntry | undefined) => {
-    const targets = new Map<string, DeploymentEntry>();
+  const routeReplicaSet = (before: OwnedRouting | undefined, after: OwnedRouting | undefined) => {
+    const targets = new Map<string, DeploymentRouting>();
     for (const rs of [before, after]) if (rs) for (const d of ownersOf(rs)) targets.set(d.uid, d);
     for (const d of targets.values()) queue(d, { changed: true });
   };
 
-  const replicaSetHandler: Handler = {
-    relisted(objects) {
-      replicaSets.clear();
-      for (const o of objects) replicaSets.set(o.metadata?.uid ?? '', rsEntry(o));
+  const replicaSets = cache.watch(RESOURCES.replicaSets, unionMask(OWNED_ROUTING_FIELDS, REPLICA_SET_VIEW_FIELDS), {
+    onListed: sendAllOnceListed,
+    onEvent(ev) {
+      // the first list only fills the store: every Deployment is sent `relist` by its own list
+      if (ev.source === 'list') return;
+      if (ev.type === 'deleted') {
+        routeReplicaSet(ownedRouting(ev.old), undefined);
+        return;
+      }
+      // after a watch gap, what changed or appeared meanwhile reaches its Deployments as events would have
+      if (ev.type === 'updated' && ev.source === 'relist' && ev.old.metadata?.resourceVersion === ev.obj.metadata?.resourceVersion) return;
+      routeReplicaSet(ev.type === 'updated' ? ownedRouting(ev.old) : undefined, ownedRouting(ev.obj));
     },
-    event(type, o) {
-      const uid = o.metadata?.uid ?? '';
-      const before = replicaSets.get(uid);
-      const after = type === 'DELETED' ? undefined : rsEntry(o);
-      if (after) replicaSets.set(uid, after);
-      else replicaSets.delete(uid);
-      routeReplicaSet(before ?? (after ? undefined : rsEntry(o)), after);
-    },
-  };
+  });
 
-  const podHandler: Handler = {
-    relisted() {},
-    event(type, o) {
-      if (type !== 'DELETED') return;
-      const rsUid = controllerRef(o.metadata?.ownerReferences)?.uid;
+  replicaSets.addIndex(BY_CONTROLLER_UID);
+  replicaSets.addIndex(ORPHANS_BY_NAMESPACE);
+
+  const pods = cache.watch(RESOURCES.pods, unionMask(OWNED_ROUTING_FIELDS, ACTIVE_POD_FIELDS), {
+    onListed: sendAllOnceListed,
+    onEvent(ev) {
+      // only deletions matter (a Recreate rollout waits for them); one missed in a watch gap comes with the relist
+      if (ev.type !== 'deleted') return;
+      const rsUid = ownedRouting(ev.old).controllerUid;
       const rs = rsUid ? replicaSets.get(rsUid) : undefined;
-      const d = rs?.controllerUid ? deployments.get(rs.controllerUid) : undefined;
-      if (d?.recreate) queue(d, { changed: true });
+      const dUid = rs && ownedRouting(rs).controllerUid;
+      const d = dUid ? deployments.get(dUid) : undefined;
+      if (d && deploymentRouting(d).recreate) queue(deploymentRouting(d), { changed: true });
     },
-  };
+  });
 
-  return {
-    handlers: new Map<string, Handler>([[DEPLOYMENTS_PATH, deploymentHandler], [REPLICASETS_PATH, replicaSetHandler], [PODS_PATH, podHandler]]),
-    sizes: () => ({ deployments: deployments.size, deploymentReplicaSets: replicaSets.size }),
-  };
+  pods.addIndex(BY_CONTROLLER_UID);
+
+  return {};
 }

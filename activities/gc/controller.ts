@@ -11,5 +11,5 @@ export const garbageCollectorController: ControllerDescriptor = {
   concurrency: intFlag('concurrent-gc-syncs', 20, 'how many objects the garbage collector may process at the same time'),
   workflows: [garbageCollectorWorkflow],
   activities: (ctx) => createGcActivities(ctx),
-  routes: ({ input, signaller, rest }) => gcRoutes(input, signaller, rest),
+  routes: gcRoutes,
 };

@@ -1,4 +1,5 @@
 import type { KubeRest } from '../kube/rest';
+import { groupVersionPath, resourcePath } from '../kube/resources';
 
 /** A resource the garbage collector watches and can delete. */
 export interface ResourceInfo {
@@ -11,6 +12,12 @@ export interface ResourceInfo {
 interface ApiResourceList {
   groupVersion: string;
   resources: Array<{ name: string; kind: string; namespaced: boolean; verbs: string[] }>;
+}
+
+/** `apps/v1` -> group `apps`, version `v1`; `v1` -> the core group. */
+function groupVersionOf(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
 /** Upstream's collector ignores Events: they have no owners worth collecting and churn constantly. */
@@ -28,7 +35,7 @@ export async function discoverResources(rest: KubeRest): Promise<ResourceInfo[]>
   const out: ResourceInfo[] = [];
   await Promise.all(groupVersions.map(async (gv) => {
     try {
-      const list = (await rest.request<ApiResourceList>('GET', gv === 'v1' ? '/api/v1' : `/apis/${gv}`)).body;
+      const list = (await rest.request<ApiResourceList>('GET', groupVersionPath(groupVersionOf(gv)))).body;
       for (const r of list.resources) {
         if (r.name.includes('/') || IGNORED.has(`${gv}/${r.name}`)) continue;
         if (!['list', 'watch', 'delete'].every((v) => r.verbs.includes(v))) continue;
@@ -41,9 +48,14 @@ export async function discoverResources(rest: KubeRest): Promise<ResourceInfo[]>
   return out.sort((a, b) => `${a.apiVersion}/${a.resource}`.localeCompare(`${b.apiVersion}/${b.resource}`));
 }
 
+/**
+ * A discovered resource's collection in one namespace, or in every namespace without one. Built by
+ * resourcePath, so a resource RESOURCES also names gets the very path its routes watch, and the
+ * shared cache keeps one store for both.
+ */
 export function collectionPath(r: Pick<ResourceInfo, 'apiVersion' | 'resource' | 'namespaced'>, namespace?: string): string {
-  const base = r.apiVersion === 'v1' ? '/api/v1' : `/apis/${r.apiVersion}`;
-  return r.namespaced && namespace ? `${base}/namespaces/${namespace}/${r.resource}` : `${base}/${r.resource}`;
+  // resourcePath reads no kind; '' or no namespace means the collection across namespaces
+  return resourcePath({ ...groupVersionOf(r.apiVersion), resource: r.resource, kind: '', namespaced: r.namespaced }, namespace || undefined);
 }
 
 /**

@@ -1,47 +1,44 @@
 import type { KubeObject } from '../kube/projections';
-import type { Handler } from './reflector';
+import { RESOURCES } from '../kube/resources';
+import type { InformerCache } from './cache';
+import type { FieldMask } from './fields';
+import type { Store } from './store';
 
-export const NAMESPACES_PATH = '/api/v1/namespaces';
+/** What namespaceActive reads of a Namespace. */
+export const NAMESPACE_PHASE_FIELDS: FieldMask = { metadata: true, status: { phase: true } };
+
+/** A namespace being deleted is Terminating; one that was just created may not show a phase yet. */
+export function namespaceActive(o: KubeObject & { status?: { phase?: string } }): boolean {
+  return !o.metadata?.deletionTimestamp && (o.status?.phase ?? 'Active') === 'Active';
+}
 
 /**
- * Which namespaces are active, for controllers that keep something in every namespace. `changed`
- * is called for each namespace added or updated (and each one listed), with whether it is active.
+ * Which namespaces are active, read from the shared namespaces store, for controllers that keep
+ * something in every namespace.
  */
 export class NamespacePhases {
-  private readonly active = new Map<string, boolean>();
+  private constructor(private readonly store: Store) {}
 
-  constructor(private readonly changed: (namespace: string, active: boolean) => void) {}
+  /**
+   * Registers with the cache; `changed` is called with each namespace added or updated (by a
+   * watch event or a list) and whether it is active: a deleted one is owed nothing, so it is not
+   * reported. It may be called before this returns (a store another controller already listed).
+   */
+  static watch(cache: InformerCache, changed: (namespace: string, active: boolean) => void): NamespacePhases {
+    const store = cache.watch(RESOURCES.namespaces, NAMESPACE_PHASE_FIELDS, {
+      onEvent(ev) {
+        if (ev.type !== 'deleted') changed(ev.obj.metadata?.name ?? '', namespaceActive(ev.obj));
+      },
+    });
+    return new NamespacePhases(store);
+  }
 
   isActive(ns: string): boolean {
-    return this.active.get(ns) === true;
+    const o = this.store.getByName('', ns);
+    return !!o && namespaceActive(o);
   }
 
   *activeNamespaces(): Iterable<string> {
-    for (const [ns, active] of this.active) if (active) yield ns;
-  }
-
-  get size(): number {
-    return this.active.size;
-  }
-
-  readonly handler: Handler = {
-    relisted: (objects) => {
-      const seen = new Set<string>();
-      for (const o of objects) seen.add(this.upsert(o));
-      for (const ns of [...this.active.keys()]) if (!seen.has(ns)) this.active.delete(ns);
-    },
-    event: (type, o) => {
-      if (type === 'DELETED') this.active.delete(o.metadata?.name ?? '');
-      else this.upsert(o);
-    },
-  };
-
-  private upsert(o: KubeObject & { status?: { phase?: string } }): string {
-    const ns = o.metadata?.name ?? '';
-    // a namespace being deleted is Terminating; one that was just created may not show a phase yet
-    const active = !o.metadata?.deletionTimestamp && (o.status?.phase ?? 'Active') === 'Active';
-    this.active.set(ns, active);
-    this.changed(ns, active);
-    return ns;
+    for (const o of this.store.list()) if (namespaceActive(o)) yield o.metadata?.name ?? '';
   }
 }

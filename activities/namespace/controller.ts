@@ -12,5 +12,5 @@ export const namespaceController: ControllerDescriptor = {
   flags: [NAMESPACE_SYNC_PERIOD],
   workflows: [namespaceWorkflow],
   activities: (ctx) => createNamespaceActivities(ctx),
-  routes: ({ input, signaller }) => namespaceRoutes(input, signaller),
+  routes: namespaceRoutes,
 };

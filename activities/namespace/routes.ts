@@ -1,24 +1,27 @@
 import { mergeNamespaceEvents, namespaceWorkflowId } from '../../workflows/namespace/workflow';
 import type { NamespaceEvent, NamespaceWorkflowInput } from '../../workflows/namespace/workflow';
 import type { KubeObject } from '../kube/projections';
-import type { InformerInput, RouteFamily } from '../informers/family';
-import type { Handler } from '../informers/reflector';
-import type { Signaller } from '../informers/signaller';
-import { NAMESPACES_PATH } from '../informers/namespace-phases';
+import { RESOURCES } from '../kube/resources';
+import type { FieldMask } from '../informers/fields';
+import type { RouteFamily } from '../informers/family';
+import type { RouteContext } from '../../workers/descriptor';
 import { durationFlag, flagGiven } from '../../workers/flags';
 import { namespaceWorkflow } from '../../workflows/namespace/workflow';
 
 export const NAMESPACE_SYNC_PERIOD = durationFlag('namespace-sync-period', '5m', 'how often a terminating namespace is looked at again');
 
-
-interface Terminating {
+export interface Terminating {
   name: string;
   uid: string;
   /** spec.finalizers, joined: a change there is worth a look, a status change (our own writes) is not */
   finalizers: string;
 }
 
-function terminating(o: KubeObject): Terminating | undefined {
+/** What terminating reads of a namespace: its identity, whether it is being deleted, and its finalizers. */
+export const TERMINATING_FIELDS: FieldMask = { metadata: true, spec: { finalizers: true } };
+
+/** A namespace being deleted, as the routes compare it; undefined for one that is not. */
+export function terminating(o: KubeObject): Terminating | undefined {
   const m = o.metadata ?? {};
   if (!m.deletionTimestamp || !m.name || !m.uid) return undefined;
   const spec = (o.spec ?? {}) as { finalizers?: string[] };
@@ -31,9 +34,8 @@ function terminating(o: KubeObject): Terminating | undefined {
  * Later updates that only touch its status (the workflow's own condition writes) are not sent:
  * the workflow keeps its own timers while it waits for content to go.
  */
-export function namespaceRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
+export function namespaceRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('namespace')) return undefined;
-  const seen = new Map<string, Terminating>(); // by uid
 
   const queue = (ns: Terminating, relist: boolean) => {
     const args: NamespaceWorkflowInput = { name: ns.name, uid: ns.uid, syncMs: flagGiven(input.flags, NAMESPACE_SYNC_PERIOD), tuning: input.tuning };
@@ -42,32 +44,21 @@ export function namespaceRoutes(input: InformerInput, signaller: Signaller): Rou
       workflowId: namespaceWorkflowId(ns.name) }, event, mergeNamespaceEvents);
   };
 
-  const handler: Handler = {
-    relisted(objects) {
-      seen.clear();
-      for (const o of objects) {
-        const ns = terminating(o);
-        if (!ns) continue;
-        seen.set(ns.uid, ns);
+  cache.watch(RESOURCES.namespaces, TERMINATING_FIELDS, {
+    onEvent(ev) {
+      // gone, or not being deleted: a waiting workflow finds out at its next look
+      if (ev.type === 'deleted') return;
+      const ns = terminating(ev.obj);
+      if (!ns) return;
+      // a list (the first, or after a watch gap) has every terminating namespace look again
+      if (ev.source !== 'watch') {
         queue(ns, true);
-      }
-    },
-    event(type, o) {
-      const uid = o.metadata?.uid ?? '';
-      const ns = type === 'DELETED' ? undefined : terminating(o);
-      if (!ns) {
-        // gone, or not being deleted: a waiting workflow finds out at its next look
-        seen.delete(uid);
         return;
       }
-      const before = seen.get(uid);
-      seen.set(uid, ns);
+      const before = ev.type === 'updated' ? terminating(ev.old) : undefined;
       if (!before || before.finalizers !== ns.finalizers) queue(ns, false);
     },
-  };
+  });
 
-  return {
-    handlers: new Map<string, Handler>([[NAMESPACES_PATH, handler]]),
-    sizes: () => ({ terminatingNamespaces: seen.size }),
-  };
+  return {};
 }

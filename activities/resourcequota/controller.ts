@@ -12,5 +12,5 @@ export const resourceQuotaController: ControllerDescriptor = {
   flags: [RESOURCE_QUOTA_SYNC_PERIOD],
   workflows: [resourceQuotaWorkflow],
   activities: (ctx) => createResourceQuotaActivities(ctx),
-  routes: ({ input, signaller }) => quotaRoutes(input, signaller),
+  routes: quotaRoutes,
 };

@@ -10,6 +10,6 @@ export const rootCaCertPublisherController: ControllerDescriptor = {
   concurrency: 1,
   workflows: [rootCaWorkflow],
   activities: (ctx) => createRootCaActivities({ ...ctx, reader: ctx.reader, rootCa: ctx.rootCa ?? '' }),
-  routes: ({ input, signaller, rootCa }) => rootCaRoutes(input, signaller, rootCa),
+  routes: rootCaRoutes,
   precondition: ({ rootCa }) => (rootCa ? undefined : { fatal: false, message: 'no --root-ca-file given and the kubeconfig names no CA' }),
 };

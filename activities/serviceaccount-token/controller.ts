@@ -2,7 +2,6 @@ import type { ControllerDescriptor } from '../../workers/descriptor';
 import { fileFlag, flagValue, intFlag, type FlagValues } from '../../workers/flags';
 import { tokenSecretWorkflow } from '../../workflows/serviceaccount-token/workflow';
 import { TokenControllerOptions, createTokenActivities, tokenControllerConfigError } from './activities';
-import { sha256Hex } from '../root-ca-cert-publisher/activities';
 import { tokenRoutes } from './routes';
 
 export const SERVICE_ACCOUNT_PRIVATE_KEY_FILE = fileFlag(
@@ -27,7 +26,7 @@ export const serviceAccountTokenController: ControllerDescriptor = {
   flags: [SERVICE_ACCOUNT_PRIVATE_KEY_FILE],
   workflows: [tokenSecretWorkflow],
   activities: (ctx) => createTokenActivities({ ...ctx, ...tokenOptions(ctx) }),
-  routes: ({ input, signaller, rootCa }) => tokenRoutes(input, signaller, { rootCaSha256: rootCa ? sha256Hex(rootCa) : undefined }),
+  routes: tokenRoutes,
   // an unusable key or CA file stops the manager, as it stops upstream; no key just leaves the controller out
   precondition: (ctx) => tokenControllerConfigError(tokenOptions(ctx)),
 };

@@ -1,6 +1,13 @@
-import { createHash } from 'node:crypto';
 import { belongsTo, secretNeedsSync } from '../../workflows/serviceaccount-token/logic';
-import { CA_KEY, NAMESPACE_KEY, SA_NAME_ANNOTATION, SA_UID_ANNOTATION, TOKEN_KEY, type TokenSecretView } from '../../workflows/serviceaccount-token/types';
+import {
+  CA_KEY,
+  NAMESPACE_KEY,
+  SA_NAME_ANNOTATION,
+  SA_UID_ANNOTATION,
+  SERVICE_ACCOUNT_TOKEN_TYPE,
+  TOKEN_KEY,
+  type TokenSecretView,
+} from '../../workflows/serviceaccount-token/types';
 import {
   TOKEN_CONTROLLER,
   mergeTokenSecretEvents,
@@ -9,49 +16,52 @@ import {
   type TokenSecretWorkflowInput,
 } from '../../workflows/serviceaccount-token/workflow';
 import type { KubeObject } from '../kube/projections';
-import type { InformerInput, RouteFamily } from '../informers/family';
-import type { Handler } from '../informers/reflector';
-import type { Signaller } from '../informers/signaller';
+import { RESOURCES } from '../kube/resources';
+import type { RouteFamily } from '../informers/family';
+import { METADATA, type FieldMask } from '../informers/fields';
+import type { StoreIndex } from '../informers/store';
+import type { RouteContext } from '../../workers/descriptor';
+import { sha256Hex } from '../root-ca-cert-publisher/activities';
 import { tokenSecretWorkflow } from '../../workflows/serviceaccount-token/workflow';
 
-export const SERVICE_ACCOUNTS_PATH = '/api/v1/serviceaccounts';
-/** Only token Secrets: the rest of the cluster's Secrets never reach this process. */
-export const TOKEN_SECRETS_PATH = '/api/v1/secrets?fieldSelector=type%3Dkubernetes.io%2Fservice-account-token';
+type SecretObject = KubeObject & { type?: string; data?: Record<string, string> };
 
-export interface TokenRouteOptions {
-  /** hex SHA-256 of the CA tokens carry (rootCaSha256() of the controller's options); none: no CA is configured */
-  rootCaSha256?: string;
-}
+/**
+ * What secretView reads of a Secret. The cache has already replaced each data value by the hex
+ * SHA-256 of its bytes ('' when empty), so no token is ever held: only whether one is there.
+ */
+export const TOKEN_SECRET_FIELDS: FieldMask = { metadata: true, type: true, data: true };
 
-interface AccountEntry {
-  uid: string;
-}
+/** An account's name and UID are all this controller reads of it. */
+export const TOKEN_ACCOUNT_FIELDS: FieldMask = METADATA;
 
-type SecretObject = KubeObject & { data?: Record<string, string> };
+/** The Secrets store holds every Secret; only token Secrets are this controller's. */
+const isTokenSecret = (o: KubeObject): boolean => (o as SecretObject).type === SERVICE_ACCOUNT_TOKEN_TYPE;
 
-const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
+/** Token Secrets by `<namespace>/<the account name they carry>`: whom a deleted account's Secrets are. */
+const TOKEN_SECRETS_BY_ACCOUNT: StoreIndex = {
+  name: 'token-secrets-by-account',
+  keys: (o) => (isTokenSecret(o) ? [`${o.metadata?.namespace ?? ''}/${o.metadata?.annotations?.[SA_NAME_ANNOTATION] ?? ''}`] : []),
+};
 
-/** The watch's view of a token Secret. Its data is judged here and then let go: only booleans and a hash of the public CA stay. */
-function secretView(o: SecretObject): TokenSecretView {
+/** The watch's view of a token Secret, from the cached digests: booleans and the digest of the public CA. */
+export function secretView(o: KubeObject): TokenSecretView {
   const m = o.metadata ?? {};
-  const data = o.data ?? {};
+  const data = (o as SecretObject).data ?? {};
   const ca = data[CA_KEY];
   const uidAnnotation = m.annotations?.[SA_UID_ANNOTATION];
-  const view: TokenSecretView = {
+  return {
     namespace: m.namespace ?? '',
     name: m.name ?? '',
     uid: m.uid ?? '',
     resourceVersion: m.resourceVersion ?? '',
     serviceAccountName: m.annotations?.[SA_NAME_ANNOTATION] ?? '',
     ...(uidAnnotation ? { serviceAccountUid: uidAnnotation } : {}),
-    hasToken: (data[TOKEN_KEY] ?? '').length > 0,
-    hasNamespace: (data[NAMESPACE_KEY] ?? '').length > 0,
-    ...(ca ? { caSha256: createHash('sha256').update(Buffer.from(ca, 'base64')).digest('hex') } : {}),
+    hasToken: (data[TOKEN_KEY] ?? '') !== '',
+    hasNamespace: (data[NAMESPACE_KEY] ?? '') !== '',
+    ...(ca ? { caSha256: ca } : {}),
     ...(m.deletionTimestamp ? { deleting: true } : {}),
   };
-  // the reflector's copy is ours alone (no other family watches this path): let the token go now
-  delete o.data;
-  return view;
 }
 
 /**
@@ -61,11 +71,10 @@ function secretView(o: SecretObject): TokenSecretView {
  * a deleted Secret wakes it to clean up and end; a deleted ServiceAccount wakes every Secret that
  * belongs to it. Complete Secrets of existing accounts cost nothing.
  */
-export function tokenRoutes(input: InformerInput, signaller: Signaller, options: TokenRouteOptions = {}): RouteFamily | undefined {
+export function tokenRoutes({ input, signaller, cache, rootCa }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes(TOKEN_CONTROLLER)) return undefined;
-  const accounts = new Map<string, AccountEntry>(); // ns/name
-  const secrets = new Map<string, TokenSecretView>(); // uid
-  let accountsListed = false;
+  /** hex SHA-256 of the CA tokens carry; none: no CA is configured */
+  const rootCaSha256 = rootCa ? sha256Hex(rootCa) : undefined;
 
   const queue = (s: TokenSecretView, event: TokenSecretEvent) => {
     const args: TokenSecretWorkflowInput = {
@@ -79,89 +88,53 @@ export function tokenRoutes(input: InformerInput, signaller: Signaller, options:
     }, event, mergeTokenSecretEvents);
   };
 
-  const accountFor = (s: TokenSecretView): AccountEntry | 'missing' | 'unsynced' =>
-    accountsListed ? accounts.get(keyOf(s.namespace, s.serviceAccountName)) ?? 'missing' : 'unsynced';
+  // both stores exist before either listener can run: each listener reads the other store
+  const accounts = cache.watch(RESOURCES.serviceAccounts, TOKEN_ACCOUNT_FIELDS);
+  const secrets = cache.watch(RESOURCES.secrets, TOKEN_SECRET_FIELDS);
+  secrets.addIndex(TOKEN_SECRETS_BY_ACCOUNT);
+
+  const accountFor = (s: TokenSecretView): { uid: string } | 'missing' | 'unsynced' => {
+    if (!accounts.synced) return 'unsynced';
+    const a = accounts.getByName(s.namespace, s.serviceAccountName);
+    return a ? { uid: a.metadata?.uid ?? '' } : 'missing';
+  };
 
   const evaluate = (s: TokenSecretView) => {
-    if (secretNeedsSync(s, options.rootCaSha256, accountFor(s))) queue(s, { secret: s });
+    if (secretNeedsSync(s, rootCaSha256, accountFor(s))) queue(s, { secret: s });
   };
 
-  const upsertSecret = (s: TokenSecretView) => {
-    secrets.set(s.uid, s);
-    evaluate(s);
-  };
-
-  const removeSecret = (uid: string, last?: TokenSecretView) => {
-    const s = secrets.get(uid) ?? last;
-    secrets.delete(uid);
-    if (s) queue(s, { secretDeletedUid: uid });
-  };
-
-  const accountDeleted = (namespace: string, name: string, uid: string) => {
-    accounts.delete(keyOf(namespace, name));
-    for (const s of secrets.values()) {
-      if (s.namespace === namespace && belongsTo(s, { name, uid })) queue(s, { serviceAccountDeleted: { name, uid } });
-    }
-  };
-
-  const upsertAccount = (o: KubeObject) => {
-    const m = o.metadata ?? {};
-    const key = keyOf(m.namespace ?? '', m.name ?? '');
-    const before = accounts.get(key);
-    // a missed delete: the name now holds another account
-    if (before && before.uid !== m.uid) accountDeleted(m.namespace ?? '', m.name ?? '', before.uid);
-    accounts.set(key, { uid: m.uid ?? '' });
-  };
-
-  const accountHandler: Handler = {
-    relisted(objects) {
-      const seen = new Set<string>();
-      for (const o of objects) {
-        upsertAccount(o);
-        seen.add(keyOf(o.metadata?.namespace ?? '', o.metadata?.name ?? ''));
+  secrets.subscribe({
+    onEvent(ev) {
+      if (ev.type === 'deleted') {
+        if (!isTokenSecret(ev.old)) return;
+        const s = secretView(ev.old);
+        queue(s, { secretDeletedUid: s.uid });
+        return;
       }
-      for (const [key, a] of [...accounts]) {
-        if (seen.has(key)) continue;
-        const [namespace, name] = key.split('/');
-        accountDeleted(namespace, name, a.uid);
-      }
-      if (!accountsListed) {
-        // until now a Secret's account could not be judged missing; judge them all once
-        accountsListed = true;
-        for (const s of secrets.values()) evaluate(s);
+      // a relist judges every token Secret again, as upstream's resync does
+      if (isTokenSecret(ev.obj)) evaluate(secretView(ev.obj));
+    },
+  });
+
+  accounts.subscribe({
+    onEvent(ev) {
+      // an account replaced under its name while the watch was down comes as its old UID deleted
+      if (ev.type !== 'deleted') return;
+      const m = ev.old.metadata ?? {};
+      const namespace = m.namespace ?? '';
+      const name = m.name ?? '';
+      const uid = m.uid ?? '';
+      for (const o of secrets.byIndex(TOKEN_SECRETS_BY_ACCOUNT, `${namespace}/${name}`)) {
+        const s = secretView(o);
+        if (belongsTo(s, { name, uid })) queue(s, { serviceAccountDeleted: { name, uid } });
       }
     },
-    event(type, o) {
-      const m = o.metadata ?? {};
-      if (type === 'DELETED') accountDeleted(m.namespace ?? '', m.name ?? '', m.uid ?? '');
-      else upsertAccount(o);
+    onListed(first) {
+      // until now a Secret's account could not be judged missing; judge them all once
+      if (!first) return;
+      for (const o of secrets.list()) if (isTokenSecret(o)) evaluate(secretView(o));
     },
-  };
+  });
 
-  const secretHandler: Handler = {
-    relisted(objects) {
-      const seen = new Set<string>();
-      for (const o of objects) {
-        const s = secretView(o as SecretObject);
-        seen.add(s.uid);
-        upsertSecret(s);
-      }
-      for (const uid of [...secrets.keys()]) if (!seen.has(uid)) removeSecret(uid);
-    },
-    event(type, o) {
-      const s = secretView(o as SecretObject);
-      if (type === 'DELETED') removeSecret(s.uid, s);
-      else upsertSecret(s);
-    },
-  };
-
-  return {
-    handlers: new Map<string, Handler>([
-      [SERVICE_ACCOUNTS_PATH, accountHandler],
-      [TOKEN_SECRETS_PATH, secretHandler],
-    ]),
-    // an account's name and UID are all this controller reads of it
-    metadataOnly: new Set([SERVICE_ACCOUNTS_PATH]),
-    sizes: () => ({ tokenSecrets: secrets.size, serviceAccounts: accounts.size }),
-  };
+  return {};
 }

@@ -11,5 +11,5 @@ export const serviceAccountController: ControllerDescriptor = {
   concurrency: 1,
   workflows: [serviceAccountWorkflow],
   activities: (ctx) => createServiceAccountActivities(ctx),
-  routes: ({ input, signaller }) => serviceAccountRoutes(input, signaller),
+  routes: serviceAccountRoutes,
 };

@@ -1,62 +1,50 @@
 import { ENSURED_SERVICE_ACCOUNTS, missingServiceAccounts } from '../../workflows/serviceaccount/logic';
 import type { NamespaceAccountsEvent, ServiceAccountWorkflowInput } from '../../workflows/serviceaccount/workflow';
 import { serviceAccountWorkflowId } from '../../workflows/serviceaccount/workflow';
-import type { InformerInput, RouteFamily } from '../informers/family';
-import { NAMESPACES_PATH, NamespacePhases } from '../informers/namespace-phases';
-import type { Handler } from '../informers/reflector';
-import { SetIndex } from '../informers/set-index';
-import type { Signaller } from '../informers/signaller';
+import { RESOURCES } from '../kube/resources';
+import type { RouteFamily } from '../informers/family';
+import { METADATA, type FieldMask } from '../informers/fields';
+import { NamespacePhases } from '../informers/namespace-phases';
+import type { RouteContext } from '../../workers/descriptor';
 import { serviceAccountWorkflow } from '../../workflows/serviceaccount/workflow';
 
-export const SERVICEACCOUNTS_PATH = '/api/v1/serviceaccounts';
+/** Which accounts a namespace holds is all this controller reads of them: their names. */
+export const SERVICE_ACCOUNT_NAME_FIELDS: FieldMask = METADATA;
 
 /**
  * Routes of the serviceaccount controller: a namespace that is active and lacks an ensured
  * account (seen when the namespace is added, updated or listed, or when such an account is
  * deleted) starts that namespace's repair workflow. Nothing is signalled while nothing is owed.
  */
-export function serviceAccountRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
+export function serviceAccountRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('serviceaccount')) return undefined;
-  /** namespace -> the ensured accounts it holds */
-  const present = new SetIndex<string, string>();
-  let accountsListed = false;
+  // registered before the namespaces, whose listener reads it; its own listener comes last (below)
+  const accounts = cache.watch(RESOURCES.serviceAccounts, SERVICE_ACCOUNT_NAME_FIELDS);
 
-  const check = (ns: string) => {
-    if (!accountsListed) return;
-    const have = [...present.get(ns)];
-    const active = phases.isActive(ns);
+  const check = (ns: string, active: boolean) => {
+    // until the accounts are listed every namespace would look empty
+    if (!accounts.synced) return;
+    const have = ENSURED_SERVICE_ACCOUNTS.filter((name) => accounts.getByName(ns, name) !== undefined);
     if (!missingServiceAccounts(active, have).length) return;
     const args: ServiceAccountWorkflowInput = { namespace: ns, tuning: input.tuning };
     const event: NamespaceAccountsEvent = { active, present: have };
     signaller.queue({ controller: 'serviceaccount', workflow: serviceAccountWorkflow, kind: 'Namespace', namespace: ns, name: ns, uid: '',
       args, workflowId: serviceAccountWorkflowId(ns) }, event, (_a, b) => b);
   };
-  const phases = new NamespacePhases((ns) => check(ns));
+  const phases = NamespacePhases.watch(cache, check);
 
-  const setAccount = (ns: string, name: string, exists: boolean) => {
-    if (!ENSURED_SERVICE_ACCOUNTS.includes(name)) return;
-    if (exists) present.add(ns, name);
-    else present.delete(ns, name);
-  };
-
-  const accounts: Handler = {
-    relisted(objects) {
-      present.clear();
-      for (const o of objects) setAccount(o.metadata?.namespace ?? '', o.metadata?.name ?? '', true);
-      accountsListed = true;
-      // namespaces listed before the accounts were are judged now
-      for (const ns of [...phases.activeNamespaces()]) check(ns);
+  accounts.subscribe({
+    onEvent(ev) {
+      // a (re)list is judged as a whole once it is in (below); a watch only takes accounts away by deleting them
+      if (ev.source !== 'watch' || ev.type !== 'deleted') return;
+      const ns = ev.old.metadata?.namespace ?? '';
+      check(ns, phases.isActive(ns));
     },
-    event(type, o) {
-      const ns = o.metadata?.namespace ?? '';
-      setAccount(ns, o.metadata?.name ?? '', type !== 'DELETED');
-      if (type === 'DELETED') check(ns);
+    onListed() {
+      // namespaces listed before the accounts were, and accounts gone during a watch gap, are judged now
+      for (const ns of [...phases.activeNamespaces()]) check(ns, true);
     },
-  };
+  });
 
-  return {
-    handlers: new Map<string, Handler>([[NAMESPACES_PATH, phases.handler], [SERVICEACCOUNTS_PATH, accounts]]),
-    metadataOnly: new Set([SERVICEACCOUNTS_PATH]),
-    sizes: () => ({ namespaces: phases.size }),
-  };
+  return {};
 }

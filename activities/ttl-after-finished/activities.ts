@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { JobTtlView } from '../../workflows/ttl-after-finished/logic';
+import type { FieldMask } from '../informers/fields';
 import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
@@ -8,6 +9,13 @@ import type { KubeRest } from '../kube/rest';
 type JobObject = KubeObject & {
   spec?: { ttlSecondsAfterFinished?: number | null };
   status?: { conditions?: Array<{ type?: string; status?: string; lastTransitionTime?: string | null }> };
+};
+
+/** What jobTtlView reads of a Job: its TTL and its finishing conditions. */
+export const JOB_TTL_FIELDS: FieldMask = {
+  metadata: true,
+  spec: { ttlSecondsAfterFinished: true },
+  status: { conditions: { type: true, status: true, lastTransitionTime: true } },
 };
 
 /** The slice of a Job the TTL controller times; used by the watch and by the live read alike. */

@@ -11,5 +11,5 @@ export const ttlAfterFinishedController: ControllerDescriptor = {
   concurrency: intFlag('concurrent-ttl-after-finished-syncs', 5, 'how many finished jobs may be cleaned up at the same time'),
   workflows: [ttlAfterFinishedWorkflow],
   activities: (ctx) => createTtlAfterFinishedActivities(ctx),
-  routes: ({ input, signaller }) => ttlAfterFinishedRoutes(input, signaller),
+  routes: ttlAfterFinishedRoutes,
 };

@@ -1,13 +1,11 @@
-import { CONTROLLER, JobTtlView, sameForTtl, wantsTtlWorkflow } from '../../workflows/ttl-after-finished/logic';
+import { CONTROLLER, sameForTtl, wantsTtlWorkflow, type JobTtlView } from '../../workflows/ttl-after-finished/logic';
 import type { TtlAfterFinishedEvent, TtlAfterFinishedWorkflowInput } from '../../workflows/ttl-after-finished/workflow';
 import { mergeTtlAfterFinishedEvents, ttlAfterFinishedWorkflowId } from '../../workflows/ttl-after-finished/workflow';
-import { jobTtlView } from './activities';
-import type { InformerInput, RouteFamily } from '../informers/family';
-import type { Handler } from '../informers/reflector';
-import type { Signaller } from '../informers/signaller';
+import { JOB_TTL_FIELDS, jobTtlView } from './activities';
+import { RESOURCES } from '../kube/resources';
+import type { RouteFamily } from '../informers/family';
+import type { RouteContext } from '../../workers/descriptor';
 import { ttlAfterFinishedWorkflow } from '../../workflows/ttl-after-finished/workflow';
-
-export const JOBS_PATH = '/apis/batch/v1/jobs';
 
 /**
  * Routes of the TTL-after-finished controller, as upstream's add and update handlers enqueue: a
@@ -15,10 +13,8 @@ export const JOBS_PATH = '/apis/batch/v1/jobs';
  * Nothing is sent for other Jobs, so no workflow is ever started just to end: a run whose Job was
  * deleted or lost its TTL finds out when its timer fires and it reads the Job live.
  */
-export function ttlAfterFinishedRoutes(input: InformerInput, signaller: Signaller): RouteFamily | undefined {
+export function ttlAfterFinishedRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes(CONTROLLER)) return undefined;
-  /** the last view sent per Job UID, so that status churn on a finished Job costs nothing */
-  const sent = new Map<string, JobTtlView>();
 
   const queue = (job: JobTtlView) => {
     const args: TtlAfterFinishedWorkflowInput = { namespace: job.namespace, name: job.name, uid: job.uid, tuning: input.tuning };
@@ -27,32 +23,24 @@ export function ttlAfterFinishedRoutes(input: InformerInput, signaller: Signalle
       uid: job.uid, args, workflowId: ttlAfterFinishedWorkflowId(job.namespace, job.name) }, event, mergeTtlAfterFinishedEvents);
   };
 
-  const route = (job: JobTtlView, force: boolean) => {
-    if (!wantsTtlWorkflow(job)) {
-      sent.delete(job.uid);
-      return;
-    }
-    const before = sent.get(job.uid);
-    if (!force && before && sameForTtl(before, job)) return;
-    sent.set(job.uid, job);
-    queue(job);
-  };
-
-  const jobs: Handler = {
-    relisted(objects) {
-      // a relist re-sends every Job due for cleanup: a workflow lost or ended early is brought back
-      sent.clear();
-      for (const o of objects) route(jobTtlView(o), true);
+  cache.watch(RESOURCES.jobs, JOB_TTL_FIELDS, {
+    onEvent(ev) {
+      // a deleted Job's workflow finds out by its live read; nothing to send
+      if (ev.type === 'deleted') return;
+      const job = jobTtlView(ev.obj);
+      if (!wantsTtlWorkflow(job)) return;
+      // a list (the first, or after a gap) re-sends every Job due for cleanup: a workflow lost or
+      // ended early is brought back
+      if (ev.source === 'watch' && ev.type === 'updated') {
+        // Every earlier view that wanted a workflow was sent (each list sends them all, each watch
+        // event sends what timing would see differently), so one the same for timing as the last
+        // state means status churn on a finished Job, which costs nothing.
+        const before = jobTtlView(ev.old);
+        if (wantsTtlWorkflow(before) && sameForTtl(before, job)) return;
+      }
+      queue(job);
     },
-    event(type, o) {
-      const job = jobTtlView(o);
-      if (type === 'DELETED') sent.delete(job.uid);
-      else route(job, false);
-    },
-  };
+  });
 
-  return {
-    handlers: new Map<string, Handler>([[JOBS_PATH, jobs]]),
-    sizes: () => ({ ttlJobsTracked: sent.size }),
-  };
+  return {};
 }

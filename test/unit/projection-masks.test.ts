@@ -2,6 +2,7 @@ import { prune } from '../../activities/informers/fields';
 import { JOB_POD_FIELDS, JOB_VIEW_FIELDS, jobPod, jobView } from '../../activities/job/projections';
 import { POD_SUMMARY_FIELDS, podSummary, replicaOwner, type KubeObject } from '../../activities/kube/projections';
 import { REPLICA_OWNER_FIELDS } from '../../activities/replicaset/routes';
+import { DEPLOYMENT_VIEW_FIELDS, REPLICA_SET_VIEW_FIELDS, deploymentView, replicaSetView } from '../../activities/deployment/projections';
 
 /**
  * The shared cache keeps of an object only what its readers' masks name: each projection must read
@@ -51,6 +52,8 @@ test.each([
   ['jobPod', JOB_POD_FIELDS, jobPod, richPod],
   ['jobView', JOB_VIEW_FIELDS, jobView, richJob],
   ['replicaOwner', REPLICA_OWNER_FIELDS, (o: KubeObject) => replicaOwner('ReplicaSet', o), richReplicaSet],
+  ['replicaSetView', REPLICA_SET_VIEW_FIELDS, replicaSetView, richReplicaSet],
+  ['deploymentView', DEPLOYMENT_VIEW_FIELDS, deploymentView, richReplicaSet],
 ] as const)('%s reads nothing its mask drops', (_name, mask, project, fixture) => {
   const full = (project as (o: KubeObject) => unknown)(fixture());
   expect((project as (o: KubeObject) => unknown)(prune(fixture(), mask) as KubeObject)).toEqual(full);

@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../../activities/deployment/activities';
 import { selectorMatches } from '../common/selector';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
@@ -8,10 +8,12 @@ import { resolveCreateConflict } from './sync';
 import { findNewReplicaSet } from './util';
 import { type DeploymentView, type ReplicaSetView, deploymentRef } from './types';
 import { API_BATCHES } from '../runtime/activity-options';
+import { type CacheFloor, type DeploymentObservation, floorAfterRead, floorAfterWrite, newerSnapshot, snapshotServes } from './cache';
 
 /**
- * What the router sends a Deployment's workflow. The workflow re-reads the Deployment and its
- * ReplicaSets from the API on every reconcile, so an event only needs to say "look again".
+ * What the router sends a Deployment's workflow: "look again", with the Deployment and its
+ * ReplicaSets as the shared cache has them. A reconcile plans from that snapshot when it already
+ * includes the workflow's own last writes, and reads the API otherwise.
  */
 export interface DeploymentEvent {
   /** the Deployment with this UID was deleted */
@@ -20,6 +22,19 @@ export interface DeploymentEvent {
   changed?: boolean;
   /** the watch relisted: events may have been missed */
   relist?: boolean;
+  /** the cache's view when the event was routed (absent from routers before the shared cache) */
+  snapshot?: DeploymentObservation;
+}
+
+/** Later events carry later snapshots; flags accumulate. */
+export function mergeDeploymentEvents(a: DeploymentEvent, b: DeploymentEvent): DeploymentEvent {
+  const snapshot = b.snapshot ? newerSnapshot(a.snapshot, b.snapshot) : a.snapshot;
+  return {
+    ...(a.deletedUid || b.deletedUid ? { deletedUid: b.deletedUid ?? a.deletedUid } : {}),
+    ...(a.changed || b.changed ? { changed: true } : {}),
+    ...(a.relist || b.relist ? { relist: true } : {}),
+    ...(snapshot ? { snapshot } : {}),
+  };
 }
 
 export interface DeploymentWorkflowInput {
@@ -55,9 +70,22 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
   const id = objectIdentity<typeof deploymentWorkflow>(input.uid, (next) => [{ ...input, uid: next }]);
   /** rounds in a row that wrote and asked to look again at once; bounded so a planner that never settles backs off instead of spinning */
   let immediate = 0;
+  /** the newest cache snapshot the watch sent */
+  let snapshot: DeploymentObservation | undefined;
+  /** what a snapshot must include before it may replace an API read */
+  let floor: CacheFloor = {};
+  // runs recorded before the shared cache read the API on every reconcile
+  const fromCache = patched('deployment-from-cache');
+
+  async function observe(): Promise<DeploymentObservation> {
+    if (fromCache && snapshotServes(snapshot, floor)) return snapshot!;
+    const read = await io.observeDeployment(key);
+    if (fromCache) floor = floorAfterRead(floor, read);
+    return read;
+  }
 
   async function reconcile(): Promise<ReconcileResult> {
-    const seen = await io.observeDeployment(key);
+    const seen = await observe();
     const d = seen.deployment;
     if (!d) return { finished: true };
     await id.handOverIfNew(d.uid);
@@ -67,6 +95,8 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     if (claim.adopt.length || claim.release.length) {
       if (claim.adopt.length) await io.adoptReplicaSets({ deployment: deploymentRef(d), replicaSets: claim.adopt.map(({ name, uid: u }) => ({ name, uid: u })) });
       if (claim.release.length) await io.releaseReplicaSets({ deployment: deploymentRef(d), replicaSets: claim.release.map(({ name, uid: u }) => ({ name, uid: u })) });
+      // ownership patches return no version to wait for: the next look reads the API
+      if (fromCache) floor = { ...floor, unknown: true };
       return { requeueAfterMs: 0 }; // look again with ownership settled
     }
 
@@ -81,6 +111,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     for (const action of plan.actions) {
       const from = action.type === 'scaleReplicaSet' ? claim.owned.find((rs) => rs.uid === action.uid)?.replicas : undefined;
       const r = await io.applyDeploymentAction({ deployment: view, action, fromReplicas: from });
+      if (fromCache) floor = floorAfterWrite(floor, action, r);
       if (!r.ok) {
         if (r.reason === 'AlreadyExists') {
           // our own ReplicaSet from an earlier attempt, or a hash collision that bumps collisionCount
@@ -113,8 +144,10 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
   await runObjectLoop<DeploymentEvent>({
     controller: 'deployment',
     tuning,
-    // every reconcile re-reads the world, so an event only has to wake the loop
-    apply() {},
+    // an event wakes the loop; its snapshot (if any) is what the next reconcile may plan from
+    apply(e) {
+      if (e.snapshot) snapshot = newerSnapshot(snapshot, e.snapshot);
+    },
     reconcile,
     continueAsNewArgs: () => [{ ...input, uid: id.uid } satisfies DeploymentWorkflowInput],
   });
