@@ -12,5 +12,5 @@ export const endpointSliceMirroringController: ControllerDescriptor = {
   flags: [MIRRORING_MAX_ENDPOINTS_PER_SUBSET],
   workflows: [endpointSliceMirroringWorkflow],
   activities: (ctx) => createMirroringActivities(ctx),
-  routes: ({ input, signaller }) => mirroringRoutes(input, signaller),
+  routes: mirroringRoutes,
 };
