@@ -5,6 +5,7 @@ import { reaction } from './reaction';
 import { restart } from './restart';
 import { rollout } from './rollout';
 import { scaleUp } from './scale-up';
+import { storm } from './storm';
 import { Scenario } from './types';
 
-export const SCENARIOS: Scenario[] = [scaleUp, reaction, rollout, failover, restart, idle, ceiling];
+export const SCENARIOS: Scenario[] = [scaleUp, reaction, rollout, failover, restart, idle, ceiling, storm];

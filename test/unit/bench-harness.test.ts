@@ -1,5 +1,6 @@
 import { parseRequestCounts } from '../../bench/lib/apiserver';
 import { UsageError, parseArgs } from '../../bench/lib/args';
+import { disagreements, readinessInEndpoints, readinessInSlices } from '../../bench/lib/endpoints';
 import { CpuProfile, bucketOf, summarizeProfile } from '../../bench/lib/profile';
 import { sumMetric } from '../../bench/lib/prom';
 import { mergeIntoDoc } from '../../bench/lib/report';
@@ -7,16 +8,46 @@ import { median, percentile, spread } from '../../bench/lib/stats';
 
 describe('bench args', () => {
   test('defaults to the full run of every scenario', () => {
-    expect(parseArgs([])).toEqual({ mode: 'full', scenarios: [1, 2, 3, 4, 5, 6, 7], out: 'docs/BENCHMARKS.md' });
+    expect(parseArgs([])).toEqual({ mode: 'full', scenarios: [1, 2, 3, 4, 5, 6, 7, 8], out: 'docs/BENCHMARKS.md' });
   });
   test('reads every flag, in both spellings', () => {
     expect(parseArgs(['--quick', '--scenarios', '7,1,1', '--reps=4', '--out', 'x.md'])).toEqual({ mode: 'quick', scenarios: [1, 7], reps: 4, out: 'x.md' });
     expect(parseArgs(['--profile', '/tmp/p', '--scenarios=5']).profile).toBe('/tmp/p');
   });
   test.each([
-    [['--profile']], [['--fast']], [['--scenarios', '8']], [['--scenarios']], [['--reps', '0']], [['--quick', '--smoke']], [['--smoke=1']],
+    [['--profile']], [['--fast']], [['--scenarios', '9']], [['--scenarios', '0']], [['--scenarios']], [['--reps', '0']], [['--quick', '--smoke']], [['--smoke=1']],
   ])('refuses %j', (argv) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
+  });
+});
+
+describe('bench endpoints readiness', () => {
+  const want = [
+    { service: 'a', pod: 'a-0', ready: true },
+    { service: 'a', pod: 'a-1', ready: false },
+    { service: 'b', pod: 'b-0', ready: true },
+  ];
+  test('Endpoints: addresses are Ready, notReadyAddresses are not, per Service', () => {
+    const shown = readinessInEndpoints([
+      { metadata: { name: 'a' }, subsets: [{ addresses: [{ ip: '10.0.0.1', targetRef: { name: 'a-0' } }], notReadyAddresses: [{ ip: '10.0.0.2', targetRef: { name: 'a-1' } }] }] },
+      { metadata: { name: 'b' }, subsets: [{ notReadyAddresses: [{ ip: '10.0.0.3', targetRef: { name: 'b-0' } }] }] },
+      { metadata: { name: 'c' } },
+    ]);
+    expect(shown.get('a')).toEqual(new Map([['a-0', true], ['a-1', false]]));
+    expect(disagreements(want, shown)).toBe(1);
+    expect(disagreements(want.slice(0, 2), shown)).toBe(0);
+  });
+  test('EndpointSlices: by the service-name label, ready unset is not Ready, a pod in two states disagrees', () => {
+    const slice = (service: string, endpoints: Array<{ name: string; ready?: boolean }>) => ({
+      metadata: { labels: { 'kubernetes.io/service-name': service } },
+      endpoints: endpoints.map((e) => ({ addresses: ['10.0.0.9'], targetRef: { name: e.name }, conditions: e.ready === undefined ? {} : { ready: e.ready } })),
+    });
+    const agreeing = readinessInSlices([slice('a', [{ name: 'a-0', ready: true }]), slice('a', [{ name: 'a-1' }]), slice('b', [{ name: 'b-0', ready: true }]), { metadata: {} }]);
+    expect(disagreements(want, agreeing)).toBe(0);
+    const torn = readinessInSlices([slice('a', [{ name: 'a-0', ready: true }, { name: 'a-1', ready: false }]), slice('a', [{ name: 'a-0', ready: false }])]);
+    expect(torn.get('a')?.get('a-0')).toBe('conflict');
+    // a-0 listed both ways, b-0 missing
+    expect(disagreements(want, torn)).toBe(2);
   });
 });
 
