@@ -1,7 +1,7 @@
 import { aggregateRules, sameRules, sourcesOf, type ClusterRoleView, type PolicyRule } from '../../workflows/clusterrole-aggregation/logic';
 import type { AggregationEvent, AggregationWorkflowInput } from '../../workflows/clusterrole-aggregation/workflow';
 import { aggregationWorkflowId } from '../../workflows/clusterrole-aggregation/workflow';
-import type { LabelSelector } from '../../workflows/replicaset/types';
+import type { LabelSelector } from '../../workflows/common/meta';
 import type { KubeObject } from '../kube/projections';
 import { RESOURCES } from '../kube/resources';
 import type { RouteFamily } from '../informers/family';

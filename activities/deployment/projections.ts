@@ -1,5 +1,6 @@
 import type { DeploymentStatus, DeploymentStrategy, DeploymentView, IntOrPercent, ReplicaSetView } from '../../workflows/deployment/types';
-import type { LabelSelector, PodTemplate, ReplicaCondition } from '../../workflows/replicaset/types';
+import type { ReplicaCondition } from '../../workflows/replicaset/types';
+import type { LabelSelector, PodTemplate } from '../../workflows/common/meta';
 import { controllerRef, objectIdentity, type KubeObject } from '../kube/projections';
 import { METADATA, type FieldMask } from '../informers/fields';
 

@@ -1,4 +1,4 @@
-import type { LabelSelector } from '../../workflows/replicaset/types';
+import type { LabelSelector } from '../../workflows/common/meta';
 import {
   JOB_TRACKING_FINALIZER,
   type CompletionMode,

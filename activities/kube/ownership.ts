@@ -1,4 +1,4 @@
-import type { OwnerRef } from '../../workflows/replicaset/types';
+import type { OwnerRef } from '../../workflows/common/meta';
 import { isStatus } from './failures';
 import type { KubeObject } from './projections';
 import type { KubeRest } from './rest';

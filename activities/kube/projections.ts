@@ -1,5 +1,6 @@
 import type { FieldMask } from '../informers/fields';
-import type { LabelSelector, OwnerRef, PodPhase, PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '../../workflows/replicaset/types';
+import type { PodPhase, PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '../../workflows/replicaset/types';
+import type { LabelSelector, OwnerRef } from '../../workflows/common/meta';
 
 /** The subset of an API object's JSON these projections read. */
 export interface KubeObject {

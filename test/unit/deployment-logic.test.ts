@@ -50,7 +50,7 @@ import type {
   IntOrPercent,
   ReplicaSetView,
 } from '../../workflows/deployment/types';
-import type { PodTemplate } from '../../workflows/replicaset/types';
+import type { PodTemplate } from '../../workflows/common/meta';
 
 // ---------------------------------------------------------------------------------------------
 // fixtures

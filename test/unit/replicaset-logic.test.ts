@@ -30,7 +30,8 @@ import {
   statusEqual,
 } from '../../workflows/replicaset/logic';
 import { selectorFromMap } from '../../workflows/common/selector';
-import type { OwnerRef, PodSummary, ReplicaOwner, ReplicaStatus } from '../../workflows/replicaset/types';
+import type { PodSummary, ReplicaOwner, ReplicaStatus } from '../../workflows/replicaset/types';
+import type { OwnerRef } from '../../workflows/common/meta';
 
 // ---------------------------------------------------------------------------------------------
 // fixtures

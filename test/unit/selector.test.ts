@@ -8,7 +8,7 @@ import {
   selectorFromMap,
   selectorMatches,
 } from '../../workflows/common/selector';
-import type { LabelSelector } from '../../workflows/replicaset/types';
+import type { LabelSelector } from '../../workflows/common/meta';
 
 describe('selectorMatches', () => {
   const labels = { app: 'web', tier: 'frontend', env: 'prod' };

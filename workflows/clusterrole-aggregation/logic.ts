@@ -1,5 +1,5 @@
 import { selectorMatches } from '../common/selector';
-import type { LabelSelector } from '../replicaset/types';
+import type { LabelSelector } from '../common/meta';
 
 export interface PolicyRule {
   verbs: string[];

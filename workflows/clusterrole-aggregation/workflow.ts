@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { AggregationActivities } from '../../activities/clusterrole-aggregation/activities';
-import type { LabelSelector } from '../replicaset/types';
+import type { LabelSelector } from '../common/meta';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { ClusterRoleView, PolicyRule, aggregateRules, sameRules } from './logic';
 import { API_WRITES } from '../runtime/activity-options';

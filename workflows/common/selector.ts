@@ -8,7 +8,7 @@
  *  - an invalid selector (see selectorError) matches nothing; upstream refuses to sync an object whose
  *    selector does not convert, so callers should check selectorError first and skip the reconcile.
  */
-import type { LabelSelector, LabelSelectorRequirement } from '../replicaset/types';
+import type { LabelSelector, LabelSelectorRequirement } from './meta';
 
 export type Labels = Readonly<Record<string, string>>;
 

@@ -3,7 +3,7 @@
  * CronJob and of the Jobs it controls, the signal the watch sends, and the writes a decision asks for.
  */
 
-import type { OwnerRef } from '../replicaset/types';
+import type { OwnerRef } from '../common/meta';
 
 /** Where upstream records, on each Job it creates, the scheduled time it was created for (RFC 3339 in the CronJob's zone). */
 export const SCHEDULED_TIMESTAMP_ANNOTATION = 'batch.kubernetes.io/cronjob-scheduled-timestamp';

@@ -7,7 +7,7 @@
  * object in one sync fails with a conflict and ends the sync early; Round reproduces that, which keeps the
  * sequence of rounds the same as upstream's.
  */
-import type { LabelSelector, OwnerRef, PodTemplate } from '../replicaset/types';
+import type { LabelSelector, OwnerRef, PodTemplate } from '../common/meta';
 import type { DeploymentAction, DeploymentPlan, DeploymentStatus, DeploymentView, ReplicaSetView } from './types';
 import { cloneStatus, deploymentStatusEqual, getCondition } from './util';
 

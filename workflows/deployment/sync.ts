@@ -6,7 +6,7 @@
  * Temporal workflow code: no I/O, no clocks, no randomness, no Node built-ins.
  */
 import { formatTime } from '../replicaset/logic';
-import type { LabelSelector, OwnerRef, PodTemplate } from '../replicaset/types';
+import type { LabelSelector, OwnerRef, PodTemplate } from '../common/meta';
 import { EndOfSync, type RS, type Round } from './round';
 import type { DeploymentPlan, DeploymentStatus, DeploymentView, ReplicaSetView } from './types';
 import {

@@ -2,7 +2,8 @@
  * Payloads that cross the workflow boundary for the deployment engine. Compact projections of
  * apps/v1 Deployments and ReplicaSets (only what a decision reads) and the commands a reconcile issues.
  */
-import type { LabelSelector, OwnerRef, PodTemplate, ReplicaCondition } from '../replicaset/types';
+import type { ReplicaCondition } from '../replicaset/types';
+import type { LabelSelector, OwnerRef, PodTemplate } from '../common/meta';
 
 export type { LabelSelector, OwnerRef, PodTemplate, ReplicaCondition };
 

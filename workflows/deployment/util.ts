@@ -8,7 +8,7 @@
 import { utf8Bytes } from '../common/utf8';
 import { NAME_SUFFIX_ALPHABET, formatTime, parseTime } from '../replicaset/logic';
 import { conditionsEqual } from '../common/conditions';
-import type { PodTemplate } from '../replicaset/types';
+import type { PodTemplate } from '../common/meta';
 import type { DeploymentCondition, DeploymentStatus, DeploymentView, IntOrPercent, ReplicaSetView } from './types';
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
  */
 
 import type { EndpointPod, ServiceView } from '../service-endpoints/types';
-import type { OwnerRef } from '../replicaset/types';
+import type { OwnerRef } from '../common/meta';
 import { utf8Bytes } from '../common/utf8';
 import {
   CONTROLLER_NAME,

@@ -5,7 +5,7 @@ import type { ObjectReference } from '../service-endpoints/types';
  * the writes a reconcile asks for. Decisions live in ./logic.ts.
  */
 
-import type { OwnerRef } from '../replicaset/types';
+import type { OwnerRef } from '../common/meta';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';

@@ -4,7 +4,7 @@
  * The decisions themselves live in ./logic.ts.
  */
 
-import type { OwnerRef } from '../replicaset/types';
+import type { OwnerRef } from '../common/meta';
 
 /** Finalizer the apiserver adds on a Foreground delete: the object goes once its blocking dependents are gone. */
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';

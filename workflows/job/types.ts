@@ -4,7 +4,7 @@
  * informer event a Job's workflow receives.
  */
 import { mergePodDeltas } from '../common/pod-deltas';
-import type { LabelSelector, OwnerRef } from '../replicaset/types';
+import type { LabelSelector, OwnerRef } from '../common/meta';
 import type {
   CompletionMode,
   JobPodStatus,

@@ -9,9 +9,9 @@
 import { labelsContain, selectorError, selectorMatches } from '../common/selector';
 import { utf8Bytes } from '../common/utf8';
 import { conditionsEqual } from '../common/conditions';
+import type { OwnerRef } from '../common/meta';
 import type {
   ManageError,
-  OwnerRef,
   PodManifest,
   PodPhase,
   PodSummary,

@@ -2,27 +2,7 @@
  * Payloads that cross the workflow boundary for the replicaset / replicationcontroller engine.
  * Compact projections of API objects: only the fields a decision needs, never whole objects.
  */
-
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-  values?: string[];
-}
-
-/** metav1.LabelSelector; a ReplicationController's map selector becomes { matchLabels }. */
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
-}
-
-export interface OwnerRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+import type { LabelSelector, OwnerRef, PodTemplate } from '../common/meta';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
@@ -74,10 +54,6 @@ export interface ReplicaOwner {
   status: ReplicaStatus;
 }
 
-export interface PodTemplate {
-  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[] };
-  spec: Record<string, unknown>;
-}
 
 export interface ReplicaCondition {
   type: string; // 'ReplicaFailure'

@@ -1,0 +1,27 @@
+/** The metav1 / core vocabulary every controller shares: selectors, owner references, pod templates. */
+import type { V1OwnerReference } from '@kubernetes/client-node';
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  values?: string[];
+}
+
+/**
+ * metav1.LabelSelector; a ReplicationController's map selector becomes { matchLabels }. Our own
+ * type rather than client-node's, whose operator is any string: selector evaluation handles
+ * exactly upstream's four operators.
+ */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+/** metav1.OwnerReference: client-node's model fits the JSON exactly. */
+export type OwnerRef = V1OwnerReference;
+
+/** A pod template as the controllers copy it: the spec is passed through, never interpreted here. */
+export interface PodTemplate {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[] };
+  spec: Record<string, unknown>;
+}
