@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { PolicyRule } from '../../workflows/clusterrole-aggregation/logic';
 import { apiCall } from '../kube/failures';
 import type { KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 
 export const AGGREGATION_FIELD_MANAGER = 'clusterrole-aggregation-controller';
 
@@ -21,7 +22,7 @@ export function createAggregationActivities(deps: { rest: KubeRest; logger: Logg
       return apiCall(async () => {
         const r = await deps.rest.request<{ metadata?: { resourceVersion?: string } }>(
           'PATCH',
-          `/apis/rbac.authorization.k8s.io/v1/clusterroles/${req.name}?fieldManager=${AGGREGATION_FIELD_MANAGER}&force=true`,
+          `${resourcePath(RESOURCES.clusterRoles, undefined, req.name)}?fieldManager=${AGGREGATION_FIELD_MANAGER}&force=true`,
           {
             body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: req.name }, rules: req.rules },
             contentType: 'application/apply-patch+yaml',

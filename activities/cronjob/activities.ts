@@ -18,6 +18,7 @@ import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
 import { KubeObject, controllerRef } from '../kube/projections';
 import { updateGuarded, withoutEmpty } from '../kube/update';
 import { ApiError, KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 
 const COMPONENT = 'cronjob-controller';
 
@@ -89,8 +90,8 @@ export interface CronJobActivityDeps {
   recordEvent: RecordEvent;
 }
 
-const cronJobPath = (ns: string, name?: string) => `/apis/batch/v1/namespaces/${ns}/cronjobs${name ? `/${encodeURIComponent(name)}` : ''}`;
-const jobPath = (ns: string, name?: string) => `/apis/batch/v1/namespaces/${ns}/jobs${name ? `/${encodeURIComponent(name)}` : ''}`;
+const cronJobPath = (ns: string, name?: string) => resourcePath(RESOURCES.cronJobs, ns, name);
+const jobPath = (ns: string, name?: string) => resourcePath(RESOURCES.jobs, ns, name);
 
 function heartbeat(): void {
   try {

@@ -1,9 +1,10 @@
 import { Context } from '@temporalio/activity';
 import type { DeploymentObservation } from '../../workflows/deployment/cache';
 import type { Logger } from 'pino';
+import { newerVersion } from '../../workflows/common/resource-version';
 import { selectorMatches } from '../../workflows/common/selector';
 import type { DeploymentAction, DeploymentRef, DeploymentStatus, DeploymentView, ReplicaSetView } from '../../workflows/deployment/types';
-import type { OwnerRef } from '../../workflows/replicaset/types';
+import type { OwnerRef } from '../../workflows/common/meta';
 import { deploymentView, replicaSetView } from './projections';
 import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
@@ -45,8 +46,8 @@ export interface DeploymentActivityDeps {
 }
 
 const COMPONENT = 'deployment-controller';
-const deployPath = (ns: string, name?: string) => `/apis/apps/v1/namespaces/${ns}/deployments${name ? `/${encodeURIComponent(name)}` : ''}`;
-const rsPath = (ns: string, name?: string) => `/apis/apps/v1/namespaces/${ns}/replicasets${name ? `/${encodeURIComponent(name)}` : ''}`;
+const deployPath = (ns: string, name?: string) => resourcePath(RESOURCES.deployments, ns, name);
+const rsPath = (ns: string, name?: string) => resourcePath(RESOURCES.replicaSets, ns, name);
 
 function heartbeat(): void {
   try {
@@ -60,20 +61,16 @@ function ownerRef(d: DeploymentRef): OwnerRef {
   return { apiVersion: 'apps/v1', kind: 'Deployment', name: d.name, uid: d.uid, controller: true, blockOwnerDeletion: true };
 }
 
-/** Every page of a list, and the list's resourceVersion (what the read is as of). */
-async function listAll(rest: KubeRest, path: string): Promise<{ items: KubeObject[]; resourceVersion: string }> {
+async function listAll(rest: KubeRest, path: string): Promise<KubeObject[]> {
   const items: KubeObject[] = [];
   let cont = '';
-  let resourceVersion = '';
   do {
-    const page = await rest.request<{ items: KubeObject[]; metadata: { continue?: string; resourceVersion?: string } }>(
-      'GET', `${path}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+    const page = await rest.request<{ items: KubeObject[]; metadata: { continue?: string } }>('GET', `${path}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
     items.push(...page.body.items);
     cont = page.body.metadata.continue ?? '';
-    resourceVersion = page.body.metadata.resourceVersion ?? resourceVersion;
     heartbeat();
   } while (cont);
-  return { items, resourceVersion };
+  return items;
 }
 
 /** The I/O of the deployment controller; every write is guarded (UID, resourceVersion) and safe to run twice. */
@@ -106,15 +103,14 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
           if (isStatus(e, 404)) return { replicaSets: [], activePodsByReplicaSet: {} };
           throw e;
         }
-        const rsList = await listAll(rest, rsPath(key.namespace));
-        const replicaSets = rsList.items.map(replicaSetView).filter((rs) => {
+        const replicaSets = (await listAll(rest, rsPath(key.namespace))).map(replicaSetView).filter((rs) => {
           const ref = controllerRef(rs.ownerReferences);
           return ref ? ref.uid === deployment.uid : selectorMatches(deployment.selector, rs.labels);
         });
         const activePodsByReplicaSet: Record<string, number> = {};
         if (deployment.strategy.type === 'Recreate') {
           const rsUids = new Set(replicaSets.map((r) => r.uid));
-          for (const p of (await listAll(rest, resourcePath(RESOURCES.pods, key.namespace))).items) {
+          for (const p of await listAll(rest, resourcePath(RESOURCES.pods, key.namespace))) {
             const ref = controllerRef(p.metadata?.ownerReferences);
             const phase = (p.status as { phase?: string } | undefined)?.phase;
             if (ref && rsUids.has(ref.uid) && phase !== 'Succeeded' && phase !== 'Failed') {
@@ -122,7 +118,10 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
             }
           }
         }
-        return { deployment, replicaSets, activePodsByReplicaSet, versions: { deployments: deployment.resourceVersion, replicaSets: rsList.resourceVersion } };
+        // dated by the newest object read, not by the list: a list's version is the whole store's
+        // revision, which a cache watching only ReplicaSets reaches at their next change or bookmark
+        const newestReplicaSet = replicaSets.reduce((v, rs) => (newerVersion(rs.resourceVersion, v) ? rs.resourceVersion : v), '0');
+        return { deployment, replicaSets, activePodsByReplicaSet, versions: { deployments: deployment.resourceVersion, replicaSets: newestReplicaSet } };
       });
     },
 

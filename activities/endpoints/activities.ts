@@ -6,6 +6,7 @@ import { asActivityFailure, isStatus } from '../kube/failures';
 import { endpointPod, serviceView } from '../service-endpoints/routes';
 import type { KubeObject } from '../kube/projections';
 import { ApiError, KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 import { isNamespaceTerminating } from '../serviceaccount/activities';
 
 const COMPONENT = 'endpoint-controller';
@@ -49,8 +50,8 @@ type ServiceObject = Parameters<typeof serviceView>[0];
 export function createEndpointsActivities(deps: { rest: KubeRest; logger: Logger; recordEvent: RecordEvent }) {
   const { rest } = deps;
   const log = deps.logger.child({ controller: 'endpoint' });
-  const servicePath = (ns: string, name: string) => `/api/v1/namespaces/${ns}/services/${encodeURIComponent(name)}`;
-  const endpointsPath = (ns: string, name?: string) => `/api/v1/namespaces/${ns}/endpoints${name ? `/${encodeURIComponent(name)}` : ''}`;
+  const servicePath = (ns: string, name: string) => resourcePath(RESOURCES.services, ns, name);
+  const endpointsPath = (ns: string, name?: string) => resourcePath(RESOURCES.endpoints, ns, name);
 
   async function get<T>(path: string): Promise<T | undefined> {
     try {
@@ -76,7 +77,7 @@ export function createEndpointsActivities(deps: { rest: KubeRest; logger: Logger
     }
     const q = new URLSearchParams({ labelSelector: Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(','), limit: String(PAGE) });
     if (req.continue) q.set('continue', req.continue);
-    const list = (await rest.request<{ items?: PodObject[]; metadata?: { continue?: string } }>('GET', `/api/v1/namespaces/${req.namespace}/pods?${q}`)).body;
+    const list = (await rest.request<{ items?: PodObject[]; metadata?: { continue?: string } }>('GET', `${resourcePath(RESOURCES.pods, req.namespace)}?${q}`)).body;
     const pods = (list.items ?? []).map((o) => {
       const ready = (o.status?.conditions ?? []).find((c) => c.type === 'Ready');
       // labels and zones decide nothing here: leave them out of the history

@@ -13,13 +13,14 @@ import {
   type SliceUpdate,
   type SliceView,
 } from '../../workflows/endpointslice/types';
-import type { OwnerRef } from '../../workflows/replicaset/types';
+import type { OwnerRef } from '../../workflows/common/meta';
 import type { EndpointPod, ServiceView } from '../../workflows/service-endpoints/types';
 import { endpointPod, serviceView } from '../service-endpoints/routes';
 import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
 import { ApiError, type KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 
 /** The component upstream's events carry. */
 export const ENDPOINTSLICE_EVENT_COMPONENT = 'endpoint-slice-controller';
@@ -90,7 +91,7 @@ type SliceObject = KubeObject & {
   ports?: SlicePort[] | null;
 };
 
-const slicesPath = (ns: string) => `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/endpointslices`;
+const slicesPath = (ns: string) => resourcePath(RESOURCES.endpointSlices, ns);
 
 function heartbeat(): void {
   try {
@@ -208,7 +209,7 @@ export function createEndpointSliceActivities(deps: EndpointSliceActivityDeps) {
       return apiCall(async () => {
         let svcObj: KubeObject;
         try {
-          svcObj = (await rest.request<KubeObject>('GET', `/api/v1/namespaces/${encodeURIComponent(req.namespace)}/services/${encodeURIComponent(req.name)}`)).body;
+          svcObj = (await rest.request<KubeObject>('GET', resourcePath(RESOURCES.services, req.namespace, req.name))).body;
         } catch (e) {
           if (isStatus(e, 404)) return { pods: [] };
           throw e;
@@ -216,14 +217,14 @@ export function createEndpointSliceActivities(deps: EndpointSliceActivityDeps) {
         const service = serviceView(svcObj);
         if (!service.selector) return { service, pods: [] };
         const selector = Object.entries(service.selector).map(([k, v]) => `${k}=${v}`).join(',');
-        const r = await rest.request<{ items: KubeObject[] }>('GET', `/api/v1/namespaces/${encodeURIComponent(req.namespace)}/pods?labelSelector=${encodeURIComponent(selector)}`);
+        const r = await rest.request<{ items: KubeObject[] }>('GET', `${resourcePath(RESOURCES.pods, req.namespace)}?labelSelector=${encodeURIComponent(selector)}`);
         const items = r.body.items ?? [];
         const nodes = [...new Set(items.map((o) => (o.spec as { nodeName?: string } | undefined)?.nodeName).filter((n): n is string => !!n))];
         const zones = new Map<string, string>();
         for (let i = 0; i < nodes.length; i += 20) {
           await Promise.all(nodes.slice(i, i + 20).map(async (n) => {
             try {
-              const node = (await rest.request<KubeObject>('GET', `/api/v1/nodes/${encodeURIComponent(n)}`)).body;
+              const node = (await rest.request<KubeObject>('GET', resourcePath(RESOURCES.nodes, undefined, n))).body;
               const z = node.metadata?.labels?.[ZONE_LABEL];
               if (z) zones.set(n, z);
             } catch (e) {

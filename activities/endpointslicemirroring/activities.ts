@@ -23,6 +23,7 @@ import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 
 export interface MirroringActivityDeps {
   rest: KubeRest;
@@ -58,7 +59,7 @@ interface SliceObject extends KubeObject {
   endpoints?: SliceEndpoint[] | null;
 }
 
-const SLICES = (ns: string) => `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/endpointslices`;
+const SLICES = (ns: string) => resourcePath(RESOURCES.endpointSlices, ns);
 const MIRRORED_SELECTOR = (name: string) =>
   encodeURIComponent(`${LABEL_SERVICE_NAME}=${name},${LABEL_MANAGED_BY}=${MIRRORING_MANAGER}`);
 
@@ -153,11 +154,9 @@ export function createMirroringActivities(deps: MirroringActivityDeps) {
   return {
     async observeMirroring(req: ObserveMirroringRequest): Promise<MirroringObservation> {
       return apiCall(async () => {
-        const ns = encodeURIComponent(req.namespace);
-        const nm = encodeURIComponent(req.name);
         const [ep, svc, slices] = await Promise.all([
-          getOrNone<EndpointsObject>(`/api/v1/namespaces/${ns}/endpoints/${nm}`),
-          getOrNone<KubeObject>(`/api/v1/namespaces/${ns}/services/${nm}`),
+          getOrNone<EndpointsObject>(resourcePath(RESOURCES.endpoints, req.namespace, req.name)),
+          getOrNone<KubeObject>(resourcePath(RESOURCES.services, req.namespace, req.name)),
           listMirrored(req.namespace, req.name),
         ]);
         const selector = (svc?.spec as { selector?: Record<string, string> | null } | undefined)?.selector;

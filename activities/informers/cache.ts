@@ -139,6 +139,7 @@ export class InformerCache {
     o.onReflector?.(label, true);
     this.reflectors.push(reflect(this.rest, path, {
       relisted: (objects, rv) => e.store.replace(objects, rv),
+      bookmark: (rv) => e.store.advance(rv),
       event: (type, obj) => {
         o.onWatchEvent?.(label, type);
         e.store.apply(type, obj);

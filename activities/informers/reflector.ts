@@ -9,6 +9,8 @@ export interface Handler {
   /** `resourceVersion` is the list's: the cache is complete up to it */
   relisted(objects: KubeObject[], resourceVersion?: string): void;
   event(type: WatchEventType, obj: KubeObject): void;
+  /** a bookmark: every change up to this resourceVersion has been delivered */
+  bookmark?(resourceVersion: string): void;
 }
 
 export interface ReflectorStats {
@@ -81,7 +83,10 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
           const next = obj.metadata?.resourceVersion;
           if (next) rv = next;
           stats.lastEventAt = Date.now();
-          if (e.type === 'BOOKMARK') return;
+          if (e.type === 'BOOKMARK') {
+            if (next) h.bookmark?.(next);
+            return;
+          }
           stats.events++;
           h.event(e.type as WatchEventType, obj);
         }, signal, undefined, accept?.watch);

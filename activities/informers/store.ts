@@ -1,4 +1,5 @@
 import type { KubeObject } from '../kube/projections';
+import { newerVersion } from '../../workflows/common/resource-version';
 import { SetIndex } from './set-index';
 
 /**
@@ -127,6 +128,15 @@ export class Store {
     this.listed = true;
     for (const ev of events) this.emit(ev);
     for (const l of this.listeners) l.onListed?.(first);
+  }
+
+  /**
+   * A watch bookmark: nothing changed up to this version. Moves the store's position on, so a
+   * snapshot dated by it is as current as the watch (a quiet resource's position would otherwise
+   * stay at its last change).
+   */
+  advance(resourceVersion: string): void {
+    if (!this.resourceVersion || newerVersion(resourceVersion, this.resourceVersion)) this.resourceVersion = resourceVersion;
   }
 
   /** One watch event. */

@@ -10,13 +10,14 @@ import {
 } from '../../workflows/job/api';
 import type { JobEventRecord } from '../../workflows/job/logic';
 import type { JobPod, JobView } from '../../workflows/job/types';
-import type { OwnerRef } from '../../workflows/replicaset/types';
+import type { OwnerRef } from '../../workflows/common/meta';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
 import { jobPod, jobView } from './projections';
 import { controllerRef, type KubeObject } from '../kube/projections';
 import { readByName, updateGuarded, withoutEmpty } from '../kube/update';
 import { ApiError, type KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 
 export const JOB_COMPONENT = 'job-controller';
 const COMPLETION_INDEX_ENV = 'JOB_COMPLETION_INDEX';
@@ -127,8 +128,8 @@ export interface JobActivityDeps {
   recordEvent: RecordEvent;
 }
 
-const jobPath = (ns: string, name?: string) => `/apis/batch/v1/namespaces/${ns}/jobs${name ? `/${encodeURIComponent(name)}` : ''}`;
-const podPath = (ns: string, name?: string) => `/api/v1/namespaces/${ns}/pods${name ? `/${encodeURIComponent(name)}` : ''}`;
+const jobPath = (ns: string, name?: string) => resourcePath(RESOURCES.jobs, ns, name);
+const podPath = (ns: string, name?: string) => resourcePath(RESOURCES.pods, ns, name);
 
 function target(job: { namespace: string; name: string; uid: string; resourceVersion?: string }): EventTarget {
   return { apiVersion: 'batch/v1', kind: 'Job', namespace: job.namespace, name: job.name, uid: job.uid, resourceVersion: job.resourceVersion };

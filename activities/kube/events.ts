@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { KubeRest } from './rest';
+import { RESOURCES, resourcePath } from './resources';
 
 export interface EventTarget {
   apiVersion: string;
@@ -60,7 +61,7 @@ export function createEventRecorder(rest: KubeRest, instance: string, logger: Lo
       lastTimestamp: now,
       count: 1,
     };
-    rest.request('POST', `/api/v1/namespaces/${target.namespace}/events`, { body }).catch((e: unknown) => {
+    rest.request('POST', resourcePath(RESOURCES.events, target.namespace), { body }).catch((e: unknown) => {
       logger.warn({ err: String(e), reason, key: `${target.namespace}/${target.name}` }, 'could not record event');
     });
   };

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { ApiError, BearerAuth, KubeRest, userAgentFor } from './rest';
+import { RESOURCES, resourcePath } from './resources';
 import { TokenBucket } from './token-bucket';
 
 /** Where upstream keeps the controllers' own ServiceAccounts, bound to the system:controller:* roles. */
@@ -42,9 +43,10 @@ export class ServiceAccountToken implements BearerAuth {
   }
 
   private async fetch(): Promise<string> {
-    const base = `/api/v1/namespaces/${CONTROLLER_SA_NAMESPACE}/serviceaccounts`;
+    const base = resourcePath(RESOURCES.serviceAccounts, CONTROLLER_SA_NAMESPACE);
+    const own = resourcePath(RESOURCES.serviceAccounts, CONTROLLER_SA_NAMESPACE, this.serviceAccount);
     try {
-      await this.root.request('GET', `${base}/${this.serviceAccount}`);
+      await this.root.request('GET', own);
     } catch (e) {
       if (!(e instanceof ApiError && e.status === 404)) throw e;
       await this.root.request('POST', base, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: this.serviceAccount } } })
@@ -52,7 +54,7 @@ export class ServiceAccountToken implements BearerAuth {
       this.logger.info({ serviceAccount: `${CONTROLLER_SA_NAMESPACE}/${this.serviceAccount}` }, 'created controller service account');
     }
     const started = this.now();
-    const r = await this.root.request<{ status: { token: string; expirationTimestamp: string } }>('POST', `${base}/${this.serviceAccount}/token`, {
+    const r = await this.root.request<{ status: { token: string; expirationTimestamp: string } }>('POST', `${own}/token`, {
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: TOKEN_SECONDS } },
     });
     const expires = Date.parse(r.body.status.expirationTimestamp);

@@ -21,6 +21,7 @@ import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
 import { ApiError, KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 import { updateGuarded } from '../kube/update';
 import { METADATA_ONLY } from '../informers/reflector';
 
@@ -110,7 +111,7 @@ function namespaceView(o: NamespaceObject): NamespaceView {
 }
 
 function namespacePath(name: string): string {
-  return `/api/v1/namespaces/${encodeURIComponent(name)}`;
+  return resourcePath(RESOURCES.namespaces, undefined, name);
 }
 
 function contentPath(r: Pick<NamespacedResource, 'group' | 'version' | 'resource'>, namespace: string): string {
@@ -237,7 +238,7 @@ export function createNamespaceActivities(deps: NamespaceActivityDeps) {
     let cont = '';
     do {
       const body = (await rest.request<{ items?: Array<{ spec?: { terminationGracePeriodSeconds?: number }; status?: { phase?: string } }>; metadata?: { continue?: string } }>(
-        'GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?limit=${PAGE}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`)).body;
+        'GET', `${resourcePath(RESOURCES.pods, namespace)}?limit=${PAGE}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`)).body;
       max = Math.max(max, maxPodGraceSeconds((body.items ?? []).map((p) => ({ phase: p.status?.phase, terminationGracePeriodSeconds: p.spec?.terminationGracePeriodSeconds }))));
       cont = body.metadata?.continue ?? '';
       heartbeat();

@@ -16,6 +16,7 @@ import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
 import { ApiError, KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 
 type PodObject = KubeObject & {
   spec?: { nodeName?: string };
@@ -164,9 +165,9 @@ export function createPodGcActivities(deps: PodGcDeps) {
     async listPodGcCandidates(req: ListPodGcCandidatesRequest): Promise<PodGcListing> {
       return apiCall(async () => {
         const nodes: PodGcNodeView[] = [];
-        await listAll('/api/v1/nodes', (o) => nodes.push(podGcNodeView(o)));
+        await listAll(resourcePath(RESOURCES.nodes), (o) => nodes.push(podGcNodeView(o)));
         const pods: PodGcPodView[] = [];
-        await listAll('/api/v1/pods', (o) => pods.push(podGcPodView(o)));
+        await listAll(resourcePath(RESOURCES.pods), (o) => pods.push(podGcPodView(o)));
         const sel = selectPodsForGc(pods, nodes, {
           terminatedPodThreshold: req.terminatedPodThreshold,
           dueNodes: req.dueNodes,
@@ -184,7 +185,7 @@ export function createPodGcActivities(deps: PodGcDeps) {
       const out: CheckNodesResult = { gone: [], present: [], unknown: [] };
       for (const name of req.names) {
         try {
-          await rest.request('GET', `/api/v1/nodes/${encodeURIComponent(name)}`);
+          await rest.request('GET', resourcePath(RESOURCES.nodes, undefined, name));
           out.present.push(name);
         } catch (e) {
           if (isStatus(e, 404)) out.gone.push(name);
@@ -214,7 +215,7 @@ export function createPodGcActivities(deps: PodGcDeps) {
         };
         await pool(req.pods, DELETE_CONCURRENCY, async (t) => {
           const key = `${t.namespace}/${t.name}`;
-          const path = `/api/v1/namespaces/${encodeURIComponent(t.namespace)}/pods/${encodeURIComponent(t.name)}`;
+          const path = resourcePath(RESOURCES.pods, t.namespace, t.name);
           log.info({ pod: key, reason: req.reason, phase: t.phase }, 'PodGC is force deleting Pod');
           try {
             const patch = failedStatusPatch(t, req.condition, new Date().toISOString());

@@ -2,13 +2,15 @@ import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { podFromTemplate } from '../../workflows/replicaset/logic';
 import { selectorMatches } from '../../workflows/common/selector';
-import type { OwnerRef, PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '../../workflows/replicaset/types';
+import type { PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '../../workflows/replicaset/types';
+import type { OwnerRef } from '../../workflows/common/meta';
 import { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
 import { KubeObject, controllerRef, podSummary, replicaOwner } from '../kube/projections';
 import { readByName, updateGuarded, withoutEmpty } from '../kube/update';
 import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
 import { ApiError, KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 
 export interface OwnerKey {
   kind: ReplicaOwnerKind;
@@ -91,11 +93,10 @@ const CONTROLLER_OF: Record<ReplicaOwnerKind, string> = {
 };
 
 export function ownerPath(kind: ReplicaOwnerKind, namespace: string, name?: string): string {
-  const base = kind === 'ReplicaSet' ? `/apis/apps/v1/namespaces/${namespace}/replicasets` : `/api/v1/namespaces/${namespace}/replicationcontrollers`;
-  return name ? `${base}/${encodeURIComponent(name)}` : base;
+  return resourcePath(kind === 'ReplicaSet' ? RESOURCES.replicaSets : RESOURCES.replicationControllers, namespace, name);
 }
 
-const podPath = (ns: string, name?: string) => `/api/v1/namespaces/${ns}/pods${name ? `/${encodeURIComponent(name)}` : ''}`;
+const podPath = (ns: string, name?: string) => resourcePath(RESOURCES.pods, ns, name);
 
 function target(owner: ReplicaOwner): EventTarget {
   return { apiVersion: owner.apiVersion, kind: owner.kind, namespace: owner.namespace, name: owner.name, uid: owner.uid, resourceVersion: owner.resourceVersion };

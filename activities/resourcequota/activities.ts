@@ -20,6 +20,7 @@ import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import { KubeObject, objectIdentity } from '../kube/projections';
 import { ApiError, KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath, type ResourceType } from '../kube/resources';
 import { readByName } from '../kube/update';
 
 export interface ObserveQuotaRequest {
@@ -68,7 +69,12 @@ const DISCOVERY_TTL_MS = 30_000;
 /** an unknown group-resource (a CRD just created) triggers a refresh at most this often */
 const DISCOVERY_MISS_MS = 5_000;
 /** kinds counted in the core group without discovery (their quota names predate count/<resource>) */
-const CORE_COUNTED = new Set(['configmaps', 'secrets', 'replicationcontrollers', 'resourcequotas']);
+const CORE_COUNTED: ReadonlyMap<string, ResourceType> = new Map([
+  ['configmaps', RESOURCES.configMaps],
+  ['secrets', RESOURCES.secrets],
+  ['replicationcontrollers', RESOURCES.replicationControllers],
+  ['resourcequotas', RESOURCES.resourceQuotas],
+]);
 
 function heartbeat(details?: unknown): void {
   try {
@@ -78,7 +84,7 @@ function heartbeat(details?: unknown): void {
   }
 }
 
-export const quotaPath = (ns: string, name: string) => `/api/v1/namespaces/${encodeURIComponent(ns)}/resourcequotas/${encodeURIComponent(name)}`;
+export const quotaPath = (ns: string, name: string) => resourcePath(RESOURCES.resourceQuotas, ns, name);
 
 type QuotaObject = KubeObject & { spec?: QuotaSpecLike; status?: { hard?: ResourceMap; used?: ResourceMap } };
 
@@ -230,27 +236,27 @@ export function createResourceQuotaActivities(deps: ResourceQuotaActivityDeps) {
         const quota = quotaView(raw);
         const spec: QuotaSpecLike = { hard: quota.hard, scopes: raw.spec?.scopes, scopeSelector: raw.spec?.scopeSelector };
         const plan = quotaListings(Object.keys(quota.hard), req.kinds);
-        const ns = encodeURIComponent(req.namespace);
         const errors: string[] = [];
         const objects: NamespaceObjects = {};
         const read: string[] = [];
 
         if (plan.pods) {
-          objects.pods = await tryRead('pods', errors, () => listAll(`/api/v1/namespaces/${ns}/pods`, podView));
+          objects.pods = await tryRead('pods', errors, () => listAll(resourcePath(RESOURCES.pods, req.namespace), podView));
           if (objects.pods) read.push(`${objects.pods.length} pods`);
         }
         if (plan.services) {
-          objects.services = await tryRead('services', errors, () => listAll(`/api/v1/namespaces/${ns}/services`, serviceView));
+          objects.services = await tryRead('services', errors, () => listAll(resourcePath(RESOURCES.services, req.namespace), serviceView));
           if (objects.services) read.push(`${objects.services.length} services`);
         }
         if (plan.persistentvolumeclaims) {
-          objects.persistentvolumeclaims = await tryRead('persistentvolumeclaims', errors, () => listAll(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, pvcView));
+          objects.persistentvolumeclaims = await tryRead('persistentvolumeclaims', errors, () => listAll(resourcePath(RESOURCES.persistentVolumeClaims, req.namespace), pvcView));
           if (objects.persistentvolumeclaims) read.push(`${objects.persistentvolumeclaims.length} persistentvolumeclaims`);
         }
         const counts: Record<string, number> = {};
         for (const gr of plan.counts) {
           const n = await tryRead(gr, errors, async () => {
-            const path = CORE_COUNTED.has(gr) ? `/api/v1/namespaces/${ns}/${gr}` : await resolve(gr).then((r) => r && collectionPath(r, req.namespace));
+            const core = CORE_COUNTED.get(gr);
+            const path = core ? resourcePath(core, req.namespace) : await resolve(gr).then((r) => r && collectionPath(r, req.namespace));
             // a resource discovery does not offer has no evaluator upstream either: its usage is left alone
             return path ? countAll(path) : undefined;
           });

@@ -13,6 +13,7 @@ import type { RecordEvent } from '../kube/events';
 import { asActivityFailure, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
 import { ApiError, KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 import { isNamespaceTerminating } from '../serviceaccount/activities';
 
 export const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -54,12 +55,12 @@ export interface RootCaDeps {
 /** Creates or rewrites kube-root-ca.crt; a fresh read decides between them, so a retry is harmless. */
 export function createRootCaActivities(deps: RootCaDeps) {
   const want = sha256Hex(deps.rootCa);
-  const path = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
+  const path = (ns: string, name?: string) => resourcePath(RESOURCES.configMaps, ns, name);
 
   async function write(req: PublishRootCaRequest): Promise<PublishRootCaResult> {
     let current: ConfigMap | undefined;
     try {
-      current = (await deps.reader.request<ConfigMap>('GET', `${path(req.namespace)}/${ROOT_CA_CONFIGMAP}`)).body;
+      current = (await deps.reader.request<ConfigMap>('GET', path(req.namespace, ROOT_CA_CONFIGMAP))).body;
     } catch (e) {
       if (!isStatus(e, 404)) throw e;
     }
@@ -80,7 +81,7 @@ export function createRootCaActivities(deps: RootCaDeps) {
       metadata: { ...current.metadata, annotations: { ...current.metadata?.annotations, [DESCRIPTION_ANNOTATION]: ROOT_CA_DESCRIPTION } },
       data: { [ROOT_CA_KEY]: deps.rootCa },
     };
-    await deps.rest.request('PUT', `${path(req.namespace)}/${ROOT_CA_CONFIGMAP}`, { body: next });
+    await deps.rest.request('PUT', path(req.namespace, ROOT_CA_CONFIGMAP), { body: next });
     return { outcome: 'updated' };
   }
 

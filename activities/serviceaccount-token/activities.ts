@@ -18,6 +18,7 @@ import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
 import { ApiError, type KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 import { updateGuarded } from '../kube/update';
 import { parseSigningKey, signLegacyToken, type SigningKey } from './jwt';
 
@@ -153,11 +154,11 @@ export function tokenControllerConfigError(opts: TokenControllerOptions): { fata
 }
 
 function secretPath(namespace: string, name: string): string {
-  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`;
+  return resourcePath(RESOURCES.secrets, namespace, name);
 }
 
 function serviceAccountPath(namespace: string, name: string): string {
-  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(name)}`;
+  return resourcePath(RESOURCES.serviceAccounts, namespace, name);
 }
 
 function present(data: Record<string, string>, key: string): boolean {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { RecordEvent } from '../kube/events';
 import { asActivityFailure, isStatus } from '../kube/failures';
 import { ApiError, KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 
 export interface CreateServiceAccountsRequest {
   namespace: string;
@@ -28,7 +29,7 @@ export function createServiceAccountActivities(deps: { rest: KubeRest; logger: L
       const out: CreateServiceAccountsResult = { created: [], skipped: [], failed: [] };
       for (const name of req.names) {
         try {
-          await deps.rest.request('POST', `/api/v1/namespaces/${req.namespace}/serviceaccounts`, {
+          await deps.rest.request('POST', resourcePath(RESOURCES.serviceAccounts, req.namespace), {
             body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: req.namespace } },
           });
           out.created.push(name);

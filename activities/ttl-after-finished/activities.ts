@@ -5,6 +5,7 @@ import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
+import { RESOURCES, resourcePath } from '../kube/resources';
 
 type JobObject = KubeObject & {
   spec?: { ttlSecondsAfterFinished?: number | null };
@@ -60,7 +61,7 @@ export interface TtlAfterFinishedDeps {
   recordEvent?: RecordEvent;
 }
 
-const jobPath = (ns: string, name: string) => `/apis/batch/v1/namespaces/${encodeURIComponent(ns)}/jobs/${encodeURIComponent(name)}`;
+const jobPath = (ns: string, name: string) => resourcePath(RESOURCES.jobs, ns, name);
 
 /** The TTL controller's I/O: a live read before deleting (the watch's TTL may be stale) and a guarded delete. */
 export function createTtlAfterFinishedActivities(deps: TtlAfterFinishedDeps) {

@@ -1,4 +1,4 @@
-import type { KubeRest } from '../../activities/kube/rest';
+import { ApiError, type KubeRest } from '../../activities/kube/rest';
 import { readinessLag } from '../lib/endpoints';
 import type { PodReadiness } from '../lib/endpoints';
 import type { ResourceUse } from '../lib/measure';
@@ -190,13 +190,25 @@ export const storm: Scenario = {
       try {
         /** Delete one live `web` pod and time until the watch shows its replacement. */
         const replaceOne = async (what: string): Promise<number> => {
-          const victim = watch.live('web')[0];
-          if (!victim) throw new Error('no live web pod to delete');
-          const t0 = Date.now();
-          await rest.request('DELETE', `/api/v1/namespaces/${ns}/pods/${victim.name}`, {
-            body: { preconditions: { uid: victim.uid }, gracePeriodSeconds: 0 },
-          });
-          const at = await watch.until(what, () => watch.seenSince(t0, 'web').some((p) => p.uid !== victim.uid), REPLACEMENT_TIMEOUT_MS);
+          let victim: { uid: string; name: string } | undefined;
+          let t0 = 0;
+          // a pod the watch still shows may already be gone (its deletion event not read yet): take the next
+          for (let attempt = 0; !victim; attempt++) {
+            const candidate = watch.live('web')[0];
+            if (!candidate) throw new Error('no live web pod to delete');
+            t0 = Date.now();
+            try {
+              await rest.request('DELETE', `/api/v1/namespaces/${ns}/pods/${candidate.name}`, {
+                body: { preconditions: { uid: candidate.uid }, gracePeriodSeconds: 0 },
+              });
+              victim = candidate;
+            } catch (e) {
+              if (!(e instanceof ApiError && (e.status === 404 || e.status === 409)) || attempt >= 20) throw e;
+              watch.pods.delete(candidate.uid);
+            }
+          }
+          const gone = victim;
+          const at = await watch.until(what, () => watch.seenSince(t0, 'web').some((p) => p.uid !== gone.uid), REPLACEMENT_TIMEOUT_MS);
           return Math.min(at, ...watch.seenSince(t0, 'web').map((p) => p.seenAt)) - t0;
         };
 

@@ -149,3 +149,14 @@ describe('informer cache', () => {
     expect(resourceLabel('/apis/discovery.k8s.io/v1/endpointslices?x=1')).toBe('endpointslices.discovery.k8s.io');
   });
 });
+
+describe('store position', () => {
+  test('a bookmark moves it on, never back', () => {
+    const s = new Store('/x');
+    s.replace([obj('a', '5')], '10');
+    s.advance('30');
+    expect(s.resourceVersion).toBe('30');
+    s.advance('20');
+    expect(s.resourceVersion).toBe('30');
+  });
+});

@@ -13,7 +13,8 @@ export interface DeploymentObservation {
   activePodsByReplicaSet: Record<string, number>;
   /**
    * As of which resourceVersions: for a cache snapshot, how far the cache's Deployment and
-   * ReplicaSet watches had got; for an API read, the Deployment's own version and the list's.
+   * ReplicaSet watches had got; for an API read, the Deployment's own version and the newest of
+   * the ReplicaSets read ('0' for none).
    */
   versions?: { deployments: string; replicaSets: string };
 }
