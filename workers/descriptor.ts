@@ -50,8 +50,8 @@ export interface RouteContext {
   cache: InformerCache;
   /** the manager's own client (discovery for the garbage collector) */
   rest: KubeRest;
+  /** the CA bundle the token and root-CA routes compare against */
   rootCa?: string;
-  rootCaFile?: string;
 }
 
 /**
