@@ -128,7 +128,7 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
     '--leader-elect=false',
     '--bind-address', '127.0.0.1', '--secure-port', String(port),
     '--kube-api-qps', String(o.setting.qps), '--kube-api-burst', String(o.setting.burst),
-    '--log-level', 'warn',
+    '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn',
   ], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   const proc = track(child, port, file);

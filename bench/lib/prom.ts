@@ -29,3 +29,18 @@ export async function ourCounters(port: number): Promise<OurCounters | undefined
   for (const [k, [name, label]] of Object.entries(OUR_COUNTERS) as Array<[keyof OurCounters, readonly [string, string?]]>) out[k] = sumMetric(r.body, name, label);
   return out;
 }
+
+/** Our manager's API calls so far by verb and resource, most first ("GET replicasets 200, PUT pods 12"), for the run's log. */
+export async function apiCallsByVerb(port: number): Promise<string> {
+  const r = await probe(`http://127.0.0.1:${port}/metrics`);
+  if (r.status !== 200) return '(metrics not answering)';
+  const sums = new Map<string, number>();
+  for (const line of r.body.split('\n')) {
+    const m = /^kcm_api_requests_total\{([^}]*)\}\s+(\S+)/.exec(line);
+    if (!m) continue;
+    const verb = /verb="([^"]*)"/.exec(m[1])?.[1] ?? '?';
+    const resource = /resource="([^"]*)"/.exec(m[1])?.[1] ?? '?';
+    sums.set(`${verb} ${resource}`, (sums.get(`${verb} ${resource}`) ?? 0) + Number(m[2]));
+  }
+  return [...sums].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ');
+}

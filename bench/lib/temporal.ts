@@ -55,3 +55,116 @@ export async function terminateQueue(client: Client, taskQueue: string): Promise
     await client.workflow.getHandle(w.workflowId, w.runId).terminate('benchmark finished').catch(() => undefined);
   }
 }
+
+/** One history event of interest: its type's name, its time, and the activity it schedules if any. */
+export interface TimedEvent {
+  type: string;
+  at: number;
+  activity?: string;
+  /** the run it belongs to */
+  run?: string;
+  /** a timed-out workflow task's timeout type (1 start-to-close, 2 schedule-to-start) */
+  timeout?: string;
+}
+
+/** Every run's events of the workflows a visibility query finds, oldest first, with wall-clock times. */
+async function timedEvents(client: Client, query: string): Promise<TimedEvent[]> {
+  const out: TimedEvent[] = [];
+  for await (const w of client.workflow.list({ query })) {
+    const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+    for (const e of history.events ?? []) {
+      const t = e.eventTime;
+      const at = t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
+      const type = String(e.eventType ?? '');
+      const timeout = e.workflowTaskTimedOutEventAttributes?.timeoutType;
+      out.push({ type, at, activity: e.activityTaskScheduledEventAttributes?.activityType?.name ?? undefined, run: w.runId, ...(timeout != null ? { timeout: String(timeout) } : {}) });
+    }
+  }
+  return out.sort((a, b) => a.at - b.at);
+}
+
+/** Every run's events of one workflow ID, oldest first, with wall-clock times (continue-as-new runs included). */
+export function timedHistory(client: Client, workflowId: string): Promise<TimedEvent[]> {
+  return timedEvents(client, `WorkflowId = "${workflowId}"`);
+}
+
+const EV = { wftScheduled: 5, wftStarted: 6, wftCompleted: 7, wftTimedOut: 8, wftFailed: 9, actScheduled: 10, actStarted: 11, actCompleted: 12, signaled: 26 } as const;
+
+/**
+ * Where the workflows of a task queue spent their time since `since`, for the run's log: when the
+ * first and last signal and activity came (s after `since`), and the p50/p99 of workflow-task
+ * queueing and run time and of activity queueing and run time, in ms. Pairs are matched per run
+ * in order, which holds because a run has at most one workflow task at a time and activities are
+ * matched by their order of scheduling (an approximation when several run at once).
+ */
+export async function queueProfile(client: Client, taskQueue: string, since: number): Promise<string> {
+  const events = (await timedEvents(client, deploymentQueuesQuery(taskQueue))).filter((e) => e.at >= since);
+  const is = (e: TimedEvent, n: number) => e.type === String(n);
+  const pairs = (from: number, to: number) => {
+    const open = new Map<string, number[]>();
+    const out: number[] = [];
+    for (const e of events) {
+      if (is(e, from)) open.set(e.run ?? '', [...(open.get(e.run ?? '') ?? []), e.at]);
+      else if (is(e, to)) {
+        const q = open.get(e.run ?? '');
+        const start = q?.shift();
+        if (start !== undefined) out.push(e.at - start);
+      }
+    }
+    return out.sort((a, b) => a - b);
+  };
+  const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] : 0);
+  const show = (name: string, xs: number[]) => `${name} n=${xs.length} p50=${pct(xs, 50)} p99=${pct(xs, 99)}`;
+  const at = (n: number, last = false) => {
+    const xs = events.filter((e) => is(e, n));
+    const e = last ? xs[xs.length - 1] : xs[0];
+    return e ? ((e.at - since) / 1000).toFixed(1) : '-';
+  };
+  return [
+    `signals ${at(EV.signaled)}..${at(EV.signaled, true)} s`,
+    `activities ${at(EV.actScheduled)}..${at(EV.actCompleted, true)} s`,
+    `wft timed out ${events.filter((e) => is(e, EV.wftTimedOut)).map((e) => `${e.timeout === '2' ? 'sticky' : 'run'}@${((e.at - since) / 1000).toFixed(1)}s`).join(' ') || 0}, failed ${events.filter((e) => is(e, EV.wftFailed)).length}`,
+    show('wft queue', pairs(EV.wftScheduled, EV.wftStarted)),
+    show('wft run', pairs(EV.wftStarted, EV.wftCompleted)),
+    show('activity queue', pairs(EV.actScheduled, EV.actStarted)),
+    show('activity run', pairs(EV.actStarted, EV.actCompleted)),
+  ].join('; ');
+}
+
+/** Where one reaction's time went, as its workflow's history shows it, in ms. */
+export interface ReactionStages {
+  /** the trigger (a DELETE call) -> the signal recorded in the history: watch, route and signal send */
+  toSignal: number;
+  /** signal -> the workflow task that reads it starts on a worker: busy in an earlier step, or queued */
+  toTask: number;
+  /** that task started -> the named activity scheduled: workflow code and any activities before it */
+  toActivity: number;
+  /** activity scheduled -> started on a worker: the activity queue */
+  activityQueue: number;
+  /** activity started -> the reaction seen (by the benchmark's own watch) */
+  activityToSeen: number;
+}
+
+/**
+ * Splits a reaction (from `t0` to `seenAt`) into the stages its workflow's history records. The
+ * event types come as the proto enum's numbers or names depending on the SDK's decoding, so both
+ * are matched. Undefined when the history has no such chain after t0.
+ */
+export function reactionStages(events: TimedEvent[], t0: number, seenAt: number, activity: string): ReactionStages | undefined {
+  const is = (e: TimedEvent, name: string, num: number) => e.type === name || e.type === `EVENT_TYPE_${name}` || e.type === String(num);
+  const after = events.filter((e) => e.at >= t0);
+  const signal = after.find((e) => is(e, 'WORKFLOW_EXECUTION_SIGNALED', 26));
+  if (!signal) return undefined;
+  const task = after.find((e) => e.at >= signal.at && is(e, 'WORKFLOW_TASK_STARTED', 6));
+  const scheduled = after.find((e) => e.at >= signal.at && is(e, 'ACTIVITY_TASK_SCHEDULED', 10) && e.activity === activity);
+  if (!task || !scheduled) return undefined;
+  const started = after.find((e) => e.at >= scheduled.at && is(e, 'ACTIVITY_TASK_STARTED', 11));
+  if (!started) return undefined;
+  return {
+    toSignal: signal.at - t0,
+    toTask: task.at - signal.at,
+    toActivity: scheduled.at - task.at,
+    activityQueue: started.at - scheduled.at,
+    activityToSeen: seenAt - started.at,
+  };
+}

@@ -1,5 +1,7 @@
 import { requestCounts } from '../lib/apiserver';
 import { ManagedProcess } from '../lib/managers';
+import { apiCallsByVerb } from '../lib/prom';
+import { queueProfile } from '../lib/temporal';
 import { deploymentComplete, listDeployments, mergePatch, warmUp } from '../lib/workloads';
 import { sleep } from '../lib/util';
 import { createFleet, fleetNames, inParallel } from './fleet';
@@ -40,7 +42,9 @@ export const restart: Scenario = {
     const first = await ctx.startManager({ controllers });
     await warmUp(rest, ctx.ns);
     await createFleet(rest, ctx.ns, s.deployments, s.replicas);
+    const stopping = Date.now();
     await first.kill('SIGTERM');
+    ctx.log(`first manager stopped in ${Date.now() - stopping} ms`);
 
     const names = fleetNames(s.deployments);
     await inParallel(names, 10, (name) => mergePatch(rest, `/apis/apps/v1/namespaces/${ctx.ns}/deployments/${name}`, { spec: { progressDeadlineSeconds: 601 } }));
@@ -73,6 +77,10 @@ export const restart: Scenario = {
       if (now > deadline) throw new Error(`restart catch-up did not settle in time (converged: ${convergedAt !== undefined})`);
     }
     const use = await window.close();
+    if (ctx.subject === 'ours') {
+      ctx.log(`API calls by verb and resource: ${await apiCallsByVerb(current.port)}`);
+      ctx.log(`workflows since the start: ${await queueProfile(ctx.temporal, ctx.taskQueue, t0)}`);
+    }
     return { convergedMs: convergedAt - t0, quietMs: lastWriteAt - t0, ...resourceSample(use) };
   },
 };

@@ -8,7 +8,10 @@ import { createReplicaSet, getReplicaSet, replicaSetSettled, warmUp } from '../l
 import { sleep, waitFor } from '../lib/util';
 import { inParallel } from './fleet';
 import { RESOURCE_METRICS, resourceSample } from './types';
-import type { Mode, Scenario } from './types';
+import type { MetricDef, Mode, Sample, Scenario } from './types';
+import type { Client } from '@temporalio/client';
+import { reactionStages, timedHistory } from '../lib/temporal';
+import type { ReactionStages } from '../lib/temporal';
 
 const size = (mode: Mode) => ({
   full: { services: 20, podsPerService: 5, changes: 2000, replicas: 20, calmDeletes: 100 },
@@ -27,6 +30,30 @@ const MAX_PATCH_ERRORS = 50;
 /** How long the Endpoints and EndpointSlices may take to show the storm's last state. */
 const CATCH_UP_TIMEOUT_MS = 300_000;
 const REPLACEMENT_TIMEOUT_MS = 120_000;
+
+const STAGES: Array<[keyof ReactionStages, string]> = [
+  ['toSignal', 'DELETE -> signal in the ReplicaSet workflow\'s history'],
+  ['toTask', 'signal -> workflow task started'],
+  ['toActivity', 'workflow task started -> createPods scheduled'],
+  ['activityQueue', 'createPods scheduled -> started'],
+  ['activityToSeen', 'createPods started -> replacement seen'],
+];
+const STAGE_METRICS: MetricDef[] = STAGES.flatMap(([key, label]) => [
+  { key: `calm_${key}P99Ms`, label: `${label}, no storm, p99`, unit: 'ms' as const, only: 'ours' as const },
+  { key: `storm_${key}P99Ms`, label: `${label}, during the storm, p99`, unit: 'ms' as const, only: 'ours' as const },
+]);
+
+/** p99 of each stage of the replacements, calm and storm, from the ReplicaSet workflow's history. */
+async function stageSample(client: Client, workflowId: string, timed: Array<{ t0: number; seenAt: number; storm: boolean }>): Promise<Sample> {
+  const events = await timedHistory(client, workflowId);
+  const out: Sample = {};
+  for (const storm of [false, true]) {
+    const split = timed.filter((t) => t.storm === storm).map((t) => reactionStages(events, t.t0, t.seenAt, 'createPods')).filter((x): x is ReactionStages => !!x);
+    if (!split.length) continue;
+    for (const [key] of STAGES) out[`${storm ? 'storm' : 'calm'}_${key}P99Ms`] = percentile(split.map((x) => x[key]), 99);
+  }
+  return out;
+}
 
 const serviceName = (s: number) => `storm-${String(s).padStart(2, '0')}`;
 
@@ -161,6 +188,7 @@ export const storm: Scenario = {
     { key: 'readinessChanges', label: 'readiness changes made', unit: 'count', noRatio: true },
     { key: 'stormMs', label: 'storm duration (first change sent to last answered)', unit: 'ms' },
     { key: 'catchUpMs', label: 'last change -> Endpoints and EndpointSlices show it all', unit: 'ms' },
+    ...STAGE_METRICS,
     ...RESOURCE_METRICS,
   ],
   async run(ctx) {
@@ -189,6 +217,8 @@ export const storm: Scenario = {
       const watch = await PodWatch.start(ctx.stack, ns);
       try {
         /** Delete one live `web` pod and time until the watch shows its replacement. */
+        const timed: Array<{ t0: number; seenAt: number; storm: boolean }> = [];
+        let inStorm = false;
         const replaceOne = async (what: string): Promise<number> => {
           let victim: { uid: string; name: string } | undefined;
           let t0 = 0;
@@ -209,7 +239,9 @@ export const storm: Scenario = {
           }
           const gone = victim;
           const at = await watch.until(what, () => watch.seenSince(t0, 'web').some((p) => p.uid !== gone.uid), REPLACEMENT_TIMEOUT_MS);
-          return Math.min(at, ...watch.seenSince(t0, 'web').map((p) => p.seenAt)) - t0;
+          const seenAt = Math.min(at, ...watch.seenSince(t0, 'web').map((p) => p.seenAt));
+          timed.push({ t0, seenAt, storm: inStorm });
+          return seenAt - t0;
         };
 
         const calm: number[] = [];
@@ -229,6 +261,7 @@ export const storm: Scenario = {
             return { ...result, catchUpMs: Date.now() - t };
           })();
           let over = false;
+          inStorm = true;
           phase.then(() => { over = true; }, () => { over = true; });
           try {
             // the first deletion goes out with the storm's first changes; none starts once the endpoints have caught up
@@ -246,7 +279,9 @@ export const storm: Scenario = {
         const calmP99 = percentile(calm, 99);
         const stormP99 = percentile(during, 99);
         ctx.log(`no storm: ${calm.length} deletions; storm: ${done.changes} changes in ${done.ms} ms, caught up ${done.catchUpMs} ms later, ${during.length} deletions`);
+        const stages = ctx.subject === 'ours' ? await stageSample(ctx.temporal, `replicaset/${ns}/web`, timed) : {};
         return {
+          ...stages,
           calmP50Ms: percentile(calm, 50), calmP99Ms: calmP99, calmMaxMs: Math.max(...calm),
           stormP50Ms: percentile(during, 50), stormP99Ms: stormP99, stormMaxMs: Math.max(...during),
           stormOverCalmP99Pct: (stormP99 / calmP99) * 100,
