@@ -5,6 +5,7 @@ import { KubeRest } from './kube/rest';
 import { InformerCache, type CacheObserver } from './informers/cache';
 import type { InformerInput, RouteFamily } from './informers/family';
 import { Signaller } from './informers/signaller';
+import type { LocalReads } from './informers/local-reads';
 import type { RouteFactory } from '../workers/descriptor';
 import { CONTROLLERS } from '../workers/registry';
 
@@ -20,6 +21,8 @@ export interface InformerDeps {
   onSignalSent?: (controller: string) => void;
   /** the CA bundle to publish, read by the manager (never part of a payload) */
   rootCa?: string;
+  /** where this replica's activities find the cache while it runs here */
+  local?: LocalReads;
 }
 
 /** The longest the pump sleeps; a quiet object's event wakes it at once (see Signaller.idle). */
@@ -53,6 +56,7 @@ export function createInformerActivities(deps: InformerDeps) {
         .filter((f): f is RouteFamily => f !== undefined);
 
       cache.start(signal);
+      deps.local?.attach(cache);
       // resources discovered at run time join the cache (metadata-only unless a route reads them in full)
       const discover = async () => {
         for (const f of families) {
@@ -88,7 +92,11 @@ export function createInformerActivities(deps: InformerDeps) {
         }
       })();
       // reflectors only return when aborted; the pump ends with the same signal
-      await pump;
+      try {
+        await pump;
+      } finally {
+        deps.local?.detach(cache);
+      }
       abort.abort();
       await cache.stopped();
       log.info('informers stopped');

@@ -132,7 +132,7 @@ export function addRunOptions(cmd: Command): Command {
     ).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), ...splitList(value)]),
   );
 
-  add('--kube-api-qps <float>', withDefault('requests per second to the API server', { def: RUN_DEFAULTS.kubeApiQps }));
+  add('--kube-api-qps <float>', withDefault('requests per second to the API server, per controller client', { def: RUN_DEFAULTS.kubeApiQps }));
   add('--kube-api-burst <int>', withDefault('burst of requests to the API server', { def: RUN_DEFAULTS.kubeApiBurst }));
   const controllerSpecs = controllerFlags();
   const addControllerFlag = (f: FlagSpec) => {

@@ -5,6 +5,7 @@ import type { InformerCache } from '../activities/informers/cache';
 import type { InformerInput, RouteFamily } from '../activities/informers/family';
 import type { Signaller } from '../activities/informers/signaller';
 import type { RecordEvent } from '../activities/kube/events';
+import type { LocalReads } from '../activities/informers/local-reads';
 import type { KubeRest } from '../activities/kube/rest';
 import type { LoopTuning } from '../workflows/runtime/object-loop';
 import { flagValue, type FlagSpec, type FlagValues, type IntFlag } from './flags';
@@ -40,6 +41,8 @@ export interface ActivityContext extends ControllerDeps {
   rootCaFile?: string;
   /** the CA bundle to publish: --root-ca-file's content, else the kubeconfig's CA */
   rootCa?: string;
+  /** objects from this replica's informer cache, when it runs here (else the API must be read) */
+  local: LocalReads;
 }
 
 /** What a route family is built from, inside the informer activity. */

@@ -1,10 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as k8s from '@kubernetes/client-node';
+import { ResolvedKubeconfig } from '../activities/kube/kubeconfig';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { DefaultLogger, InjectedSinks, NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createInformerActivities } from '../activities/informers';
+import { LocalReads } from '../activities/informers/local-reads';
 import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
 import { KubeRest, userAgentFor } from '../activities/kube/rest';
@@ -28,12 +29,6 @@ export interface Manager {
   shutdown(): Promise<void>;
 }
 
-function kubeConfig(opts: RunOptions): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-  else kc.loadFromDefault();
-  return kc;
-}
 
 /** Count failures per activity name, so `kcm_activity_errors_total` shows what keeps failing. */
 function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(acts: T, metrics: Metrics): T {
@@ -61,12 +56,9 @@ function instrument<T extends Record<string, (...args: never[]) => Promise<unkno
  * The CA bundle to publish: --root-ca-file, else the kubeconfig's own CA for the API server, as
  * upstream falls back to its client configuration's CA data.
  */
-export function rootCaOf(opts: RunOptions, kc: k8s.KubeConfig): string | undefined {
+export function rootCaOf(opts: RunOptions, kc: Pick<ResolvedKubeconfig, 'clusterCa'>): string | undefined {
   if (opts.rootCaFile) return fs.readFileSync(opts.rootCaFile, 'utf8');
-  const cluster = kc.getCurrentCluster();
-  if (cluster?.caData) return Buffer.from(cluster.caData, 'base64').toString('utf8');
-  if (cluster?.caFile) return fs.readFileSync(cluster.caFile, 'utf8');
-  return undefined;
+  return kc.clusterCa;
 }
 
 /** Controllers that cannot run as configured are left out with a reason, as upstream skips them at start. */
@@ -80,7 +72,7 @@ function runnable(opts: RunOptions, rootCa: string | undefined, logger: Logger):
 }
 
 export async function startManager(opts: RunOptions, logger: Logger, metrics: Metrics): Promise<Manager> {
-  const kc = kubeConfig(opts);
+  const kc = await ResolvedKubeconfig.load(opts.kubeconfig, opts.master);
   const rootCa = rootCaOf(opts, kc);
   const controllers = runnable(opts, rootCa, logger);
   const shortNames = controllers.map((d) => d.short);
@@ -102,7 +94,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   // a controller without a ServiceAccount still names itself in its User-Agent, as upstream's does
   const ownClients = new Map<string, KubeRest>();
   const ownClient = (name: string) => {
-    if (!ownClients.has(name)) ownClients.set(name, rest.withUserAgent(userAgentFor(name)));
+    if (!ownClients.has(name)) ownClients.set(name, rest.withUserAgent(userAgentFor(name), new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst)));
     return ownClients.get(name)!;
   };
   const depsOf = (name: string): ControllerDeps => {
@@ -111,8 +103,10 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     if (!recorders.has(r)) recorders.set(r, createEventRecorder(r, instance, logger));
     return { rest: r, logger, recordEvent: recorders.get(r)! };
   };
+  // this replica's informer cache, for activities, while the informer activity runs here
+  const local = new LocalReads();
   const activitiesOf = (d: ControllerDescriptor): ActivityMap => instrument(
-    d.activities({ ...depsOf(d.name), reader: rest, depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile }),
+    d.activities({ ...depsOf(d.name), reader: rest, depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile, local }),
     metrics,
   );
 
@@ -148,11 +142,12 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const legacyActivities: ActivityMap = Object.assign({}, ...perController.map((c) => c.activities));
   const informerActivities = instrument(createInformerActivities({
     // upstream's informers identify as <program>/shared-informers
-    rest: rest.withUserAgent(userAgentFor('shared-informers')),
+    rest: rest.withUserAgent(userAgentFor('shared-informers'), new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst)),
     client,
     taskQueue: opts.taskQueue,
     logger,
     rootCa,
+    local,
     observer: {
       onReflector: (resource, running) => (running ? metrics.informerReflectors.inc({ resource }) : metrics.informerReflectors.dec({ resource })),
       onList: (resource) => metrics.informerListsTotal.inc({ resource }),

@@ -7,6 +7,7 @@ import type { DeploymentAction, DeploymentRef, DeploymentStatus, DeploymentView,
 import type { OwnerRef } from '../../workflows/common/meta';
 import { deploymentView, replicaSetView } from './projections';
 import type { RecordEvent } from '../kube/events';
+import type { LocalReads } from '../informers/local-reads';
 import { apiCall, isStatus } from '../kube/failures';
 import { updateGuarded, withoutEmpty } from '../kube/update';
 import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
@@ -43,6 +44,8 @@ export interface DeploymentActivityDeps {
   rest: KubeRest;
   recordEvent: RecordEvent;
   logger: Logger;
+  /** this replica's informer cache, when it runs here */
+  local?: LocalReads;
 }
 
 const COMPONENT = 'deployment-controller';
@@ -207,7 +210,7 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
             result = await guarded(async () => {
               const r = await updateGuarded(rest, deployPath(ns, d.name), d, (o) => {
                 o.metadata = { ...o.metadata, annotations: { ...o.metadata?.annotations, ...a.annotations } };
-              });
+              }, undefined, deps.local?.at(RESOURCES.deployments, ns, d.name, d));
               return r.metadata?.resourceVersion;
             });
             break;
@@ -215,7 +218,7 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
             result = await guarded(async () => {
               const r = await updateGuarded(rest, deployPath(ns, d.name), d, (o) => {
                 o.status = withoutEmpty({ ...a.status, conditions: a.status.conditions.length ? a.status.conditions : undefined });
-              }, 'status');
+              }, 'status', deps.local?.at(RESOURCES.deployments, ns, d.name, d));
               return r.metadata?.resourceVersion;
             });
             break;

@@ -108,6 +108,20 @@ export class InformerCache {
     return this.entries.get(typeof resource === 'string' ? resource : resourcePath(resource))?.store;
   }
 
+  /**
+   * A copy of one object, for a reader outside the routes: only once its reflector has listed, and
+   * only if the store keeps at least `needed` of it.
+   */
+  read(resource: ResourceType, namespace: string, name: string, needed: FieldMask): KubeObject | undefined {
+    const path = resourcePath(resource);
+    // the cache holds digests in place of Secret values: never a base for anything
+    if (path === SECRETS_PATH) return undefined;
+    const e = this.entries.get(path);
+    if (!e?.running || !e.store.synced || !covers(e.mask, needed)) return undefined;
+    const o = e.store.getByName(namespace, name);
+    return o ? structuredClone(o) : undefined;
+  }
+
   get paths(): string[] {
     return [...this.entries.keys()];
   }

@@ -79,6 +79,9 @@ export function podSummary(o: KubeObject): PodSummary {
   };
 }
 
+/** What replicaOwner reads of a ReplicaSet or ReplicationController. */
+export const REPLICA_OWNER_FIELDS: FieldMask = { metadata: true, spec: true, status: true };
+
 /** A ReplicationController's map selector is the matchLabels of a LabelSelector. */
 function ownerSelector(kind: ReplicaOwnerKind, spec: Record<string, unknown>): LabelSelector {
   if (kind === 'ReplicationController') {

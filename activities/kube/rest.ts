@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as nodePath from 'node:path';
-import * as k8s from '@kubernetes/client-node';
+import type { ClusterAccess } from './kubeconfig';
 import { TokenBucket } from './token-bucket';
 
 /** A failed API call, with what callers need to decide: status, reason, and the server's retry hint. */
@@ -205,7 +205,7 @@ export class KubeRest {
   private transport: { agent?: https.Agent } = {};
 
   constructor(
-    private readonly kc: k8s.KubeConfig,
+    private readonly kc: ClusterAccess,
     private readonly limiter: TokenBucket,
     private readonly observe: ApiObserver = () => undefined,
     master?: string,
@@ -249,11 +249,12 @@ export class KubeRest {
   }
 
   /**
-   * The same client (credentials, rate limit, metrics, connections) under another User-Agent, as
-   * upstream's SimpleControllerClientBuilder gives each controller: see userAgentFor.
+   * The same credentials, metrics and connections under another User-Agent and with a rate limit
+   * of its own, as upstream's SimpleControllerClientBuilder gives each controller a clientset of
+   * its own (client-go builds a fresh token bucket per clientset): see userAgentFor.
    */
-  withUserAgent(userAgent: string): KubeRest {
-    const c = new KubeRest(this.kc, this.limiter, this.observe, this.server, this.auth, userAgent);
+  withUserAgent(userAgent: string, limiter: TokenBucket): KubeRest {
+    const c = new KubeRest(this.kc, limiter, this.observe, this.server, this.auth, userAgent);
     c.transport = this.transport;
     return c;
   }
@@ -263,8 +264,10 @@ export class KubeRest {
       return await this.requestOnce<T>(method, path, ro);
     } catch (e) {
       // an expired or revoked token: fetch a fresh one and try once more
-      if (!(this.auth && e instanceof ApiError && e.status === 401)) throw e;
-      this.auth.invalidate();
+      if (!(e instanceof ApiError && e.status === 401)) throw e;
+      if (this.auth) this.auth.invalidate();
+      else if (this.kc.refresh) await this.kc.refresh();
+      else throw e;
       return this.requestOnce<T>(method, path, ro);
     }
   }

@@ -78,10 +78,11 @@ export function controllerUserAgent(serviceAccount: string, useServiceAccounts: 
 }
 
 /**
- * The API client each controller's activities use: with --use-service-account-credentials, one
- * per controller, calling as that controller's ServiceAccount with its own rate limit (upstream
- * gives every controller client its own QPS budget too); otherwise the manager's own client and
- * rate limit. Either way each controller's requests carry its own User-Agent.
+ * The API client each controller's activities use, one per controller, each with a rate limit of
+ * its own (--kube-api-qps and --kube-api-burst apiece: upstream builds a clientset, and so a token
+ * bucket, per controller): with --use-service-account-credentials calling as that controller's
+ * ServiceAccount, otherwise with the manager's own credentials. Either way each controller's
+ * requests carry its own User-Agent.
  */
 export function controllerClients(root: KubeRest, useServiceAccounts: boolean, qps: number, burst: number, logger: Logger) {
   const clients = new Map<string, KubeRest>();
@@ -91,7 +92,7 @@ export function controllerClients(root: KubeRest, useServiceAccounts: boolean, q
       const userAgent = controllerUserAgent(serviceAccount, useServiceAccounts);
       c = useServiceAccounts
         ? root.withAuth(new ServiceAccountToken(root, serviceAccount, logger), new TokenBucket(qps, burst), userAgent)
-        : root.withUserAgent(userAgent);
+        : root.withUserAgent(userAgent, new TokenBucket(qps, burst));
       clients.set(serviceAccount, c);
     }
     return c;

@@ -22,9 +22,11 @@ export interface Guard {
 
 /**
  * Replace an object (or its status subresource) with an update, as upstream controllers do:
- * their roles grant update, rarely patch. The body is a fresh read with the change applied, sent
+ * their roles grant update, rarely patch. The body is the object with the change applied, sent
  * with the resourceVersion the decision was made at, so it never overwrites a newer object.
- * A different UID under the name is a 409 too: the caller re-observes either way.
+ * A different UID under the name is a 409 too: the caller re-observes either way. The object is
+ * `base` when given (the informer cache's copy at exactly the guarded version: what a read would
+ * return, as upstream writes from its informer), else a fresh read.
  */
 export async function updateGuarded(
   rest: KubeRest,
@@ -32,8 +34,9 @@ export async function updateGuarded(
   guard: Guard,
   change: (obj: KubeObject & Record<string, unknown>) => void,
   subresource?: 'status',
+  base?: KubeObject,
 ): Promise<KubeObject> {
-  const current = (await rest.request<KubeObject & Record<string, unknown>>('GET', objectPath)).body;
+  const current = (base as (KubeObject & Record<string, unknown>) | undefined) ?? (await rest.request<KubeObject & Record<string, unknown>>('GET', objectPath)).body;
   if (current.metadata?.uid !== guard.uid) throw new ApiError(409, 'Conflict', `${objectPath}: UID changed`);
   current.metadata = { ...current.metadata, resourceVersion: guard.resourceVersion };
   change(current);

@@ -6,7 +6,8 @@ import type { PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '
 import type { OwnerRef } from '../../workflows/common/meta';
 import { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
-import { KubeObject, controllerRef, podSummary, replicaOwner } from '../kube/projections';
+import { KubeObject, REPLICA_OWNER_FIELDS, controllerRef, podSummary, replicaOwner } from '../kube/projections';
+import type { LocalReads } from '../informers/local-reads';
 import { readByName, updateGuarded, withoutEmpty } from '../kube/update';
 import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
 import { ApiError, KubeRest } from '../kube/rest';
@@ -85,6 +86,8 @@ export type StatusUpdateResult = { updated: true; resourceVersion: string } | { 
 export interface ReplicaActivityDeps {
   clientFor(kind: ReplicaOwnerKind): { rest: KubeRest; recordEvent: RecordEvent };
   logger: Logger;
+  /** this replica's informer cache, when it runs here */
+  local?: LocalReads;
 }
 
 const CONTROLLER_OF: Record<ReplicaOwnerKind, string> = {
@@ -92,8 +95,10 @@ const CONTROLLER_OF: Record<ReplicaOwnerKind, string> = {
   ReplicationController: 'replication-controller',
 };
 
+const ownerResource = (kind: ReplicaOwnerKind) => (kind === 'ReplicaSet' ? RESOURCES.replicaSets : RESOURCES.replicationControllers);
+
 export function ownerPath(kind: ReplicaOwnerKind, namespace: string, name?: string): string {
-  return resourcePath(kind === 'ReplicaSet' ? RESOURCES.replicaSets : RESOURCES.replicationControllers, namespace, name);
+  return resourcePath(ownerResource(kind), namespace, name);
 }
 
 const podPath = (ns: string, name?: string) => resourcePath(RESOURCES.pods, ns, name);
@@ -158,7 +163,10 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
   const rest = (kind: ReplicaOwnerKind) => deps.clientFor(kind).rest;
   const recordEvent = (kind: ReplicaOwnerKind): RecordEvent => deps.clientFor(kind).recordEvent;
 
+  /** The owner as upstream's informer has it: from this replica's cache when it runs here, else read. */
   async function readOwner(key: OwnerKey): Promise<ReplicaOwner | undefined> {
+    const cached = deps.local?.get(ownerResource(key.kind), key.namespace, key.name, REPLICA_OWNER_FIELDS);
+    if (cached) return replicaOwner(key.kind, cached);
     try {
       const r = await rest(key.kind).request<KubeObject>('GET', ownerPath(key.kind, key.namespace, key.name));
       return replicaOwner(key.kind, r.body);
@@ -254,9 +262,10 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
       return apiCall(async () => {
         const { owner, status } = req;
         try {
+          const base = deps.local?.at(ownerResource(owner.kind), owner.namespace, owner.name, owner);
           const r = await updateGuarded(rest(owner.kind), ownerPath(owner.kind, owner.namespace, owner.name), owner, (o) => {
             o.status = withoutEmpty({ ...status, conditions: status.conditions.length ? status.conditions : undefined });
-          }, 'status');
+          }, 'status', base);
           return { updated: true, resourceVersion: r.metadata?.resourceVersion ?? '' };
         } catch (e) {
           if (isStatus(e, 409)) return { updated: false, reason: 'Conflict' };

@@ -8,6 +8,7 @@ import { replicaRoutes } from './routes';
 const replicaEngineActivities: ControllerDescriptor['activities'] = (ctx) =>
   createReplicaActivities({
     logger: ctx.logger,
+    local: ctx.local,
     clientFor: (kind) => ctx.depsOf(kind === 'ReplicaSet' ? replicaSetController.name : replicationControllerController.name),
   });
 

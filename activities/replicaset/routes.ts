@@ -2,7 +2,7 @@ import { selectorMatches } from '../../workflows/common/selector';
 import { isPodActive } from '../../workflows/replicaset/logic';
 import type { ReplicaOwnerEvent, ReplicaOwnerWorkflowInput } from '../../workflows/replicaset/workflow';
 import type { PodSummary, ReplicaOwner, ReplicaOwnerKind } from '../../workflows/replicaset/types';
-import { POD_SUMMARY_FIELDS, controllerRef, podSummary, replicaOwner } from '../kube/projections';
+import { POD_SUMMARY_FIELDS, REPLICA_OWNER_FIELDS, controllerRef, podSummary, replicaOwner } from '../kube/projections';
 import { RESOURCES, type ResourceType } from '../kube/resources';
 import { mergeReplicaOwnerEvents } from './merge';
 import type { FieldMask } from '../informers/fields';
@@ -22,9 +22,6 @@ const OWNER_RESOURCES: OwnerResource[] = [
   { controller: 'replicaset', kind: 'ReplicaSet', resource: RESOURCES.replicaSets },
   { controller: 'replicationcontroller', kind: 'ReplicationController', resource: RESOURCES.replicationControllers },
 ];
-
-/** What replicaOwner reads of a ReplicaSet or ReplicationController. */
-export const REPLICA_OWNER_FIELDS: FieldMask = { metadata: true, spec: true, status: true };
 
 /**
  * Above this many pods an owner is sent `relist` and reads them itself: a snapshot rides in the

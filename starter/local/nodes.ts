@@ -1,4 +1,5 @@
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
+import { clientNode } from './client-node';
 
 /** kwok manages only nodes carrying this annotation, so it never touches a real node by mistake. */
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
@@ -54,7 +55,7 @@ function errorCode(e: unknown): number | undefined {
 
 /** Exactly `count` fake nodes: missing ones are registered, surplus ones (from an earlier `--nodes`) removed. */
 export async function ensureNodes(kc: k8s.KubeConfig, count: number): Promise<void> {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const core = kc.makeApiClient(clientNode().CoreV1Api);
   const existing = await core.listNode({ labelSelector: `${KWOK_NODE_LABEL}=true` });
   const have = new Set(existing.items.map((n) => n.metadata?.name));
   for (let i = 0; i < count; i++) {
@@ -83,7 +84,7 @@ export function isNodeReady(n: k8s.V1Node): boolean {
 }
 
 export async function readyNodeCount(kc: k8s.KubeConfig): Promise<{ ready: number; total: number }> {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const core = kc.makeApiClient(clientNode().CoreV1Api);
   const list = await core.listNode({ labelSelector: `${KWOK_NODE_LABEL}=true` });
   return { ready: list.items.filter(isNodeReady).length, total: list.items.length };
 }
@@ -95,7 +96,7 @@ export async function readyNodeCount(kc: k8s.KubeConfig): Promise<{ ready: numbe
  * Deployment gets its pods.
  */
 export async function ensureDefaultServiceAccount(kc: k8s.KubeConfig): Promise<void> {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const core = kc.makeApiClient(clientNode().CoreV1Api);
   try {
     await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'default' } } });
   } catch (e) {

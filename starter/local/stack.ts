@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
+import { clientNode } from './client-node';
 import { BinaryName, Logger, ensureBinaries, findOnPath, locateBinary } from './binaries';
 import { repoRoot } from './paths';
 import { CLIENTS, Pki, SERVICE_CLUSTER_IP_RANGE, ensurePki, pkiPaths } from './pki';
@@ -382,7 +383,7 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
 }
 
 export function adminKubeConfig(dataDir: string): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
+  const kc = new (clientNode().KubeConfig)();
   kc.loadFromFile(kubeconfigPath(path.resolve(dataDir), 'admin'));
   return kc;
 }

@@ -171,6 +171,6 @@ describe('KubeRest sends them', () => {
     const root = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
     const clientOf = controllerClients(root, true, 20, 30, pino({ level: 'silent' }));
     expect(clientOf('endpoint-controller').userAgent).toBe(`${defaultUserAgent()}/system:serviceaccount:kube-system:endpoint-controller`);
-    expect(root.withUserAgent('x').withAuth({ token: async () => 't', invalidate: () => undefined }, new TokenBucket(0, 0)).userAgent).toBe('x');
+    expect(root.withUserAgent('x', new TokenBucket(0, 0)).withAuth({ token: async () => 't', invalidate: () => undefined }, new TokenBucket(0, 0)).userAgent).toBe('x');
   });
 });

@@ -1,7 +1,6 @@
 import { prune } from '../../activities/informers/fields';
 import { JOB_POD_FIELDS, JOB_VIEW_FIELDS, jobPod, jobView } from '../../activities/job/projections';
-import { POD_SUMMARY_FIELDS, podSummary, replicaOwner, type KubeObject } from '../../activities/kube/projections';
-import { REPLICA_OWNER_FIELDS } from '../../activities/replicaset/routes';
+import { POD_SUMMARY_FIELDS, REPLICA_OWNER_FIELDS, podSummary, replicaOwner, type KubeObject } from '../../activities/kube/projections';
 import { DEPLOYMENT_VIEW_FIELDS, REPLICA_SET_VIEW_FIELDS, deploymentView, replicaSetView } from '../../activities/deployment/projections';
 
 /**

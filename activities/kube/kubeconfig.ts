@@ -1,0 +1,108 @@
+import * as fs from 'node:fs';
+import type * as https from 'node:https';
+import { Worker } from 'node:worker_threads';
+
+/**
+ * What KubeRest needs of a cluster's configuration: the server and, per request, TLS material and
+ * auth headers. @kubernetes/client-node's KubeConfig has this shape (tests and the local stack
+ * pass one); the manager passes a ResolvedKubeconfig.
+ */
+export interface ClusterAccess {
+  getCurrentCluster(): { server: string } | null;
+  applyToHTTPSOptions(opts: https.RequestOptions): Promise<void>;
+  /** credentials that can go stale (exec plugins, token files): fetched again after a 401 */
+  refresh?(): Promise<void>;
+}
+
+/** A kubeconfig's current context, resolved to plain data: what applyToHTTPSOptions would set. */
+export interface ResolvedCredentials {
+  server: string;
+  /** the cluster's CA as the kubeconfig names it (data or file), for the root-CA publisher */
+  clusterCa?: string;
+  ca?: string;
+  cert?: string;
+  key?: string;
+  passphrase?: string;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+  headers: Record<string, string>;
+}
+
+/*
+ * The resolution runs in a short-lived worker thread. Loading @kubernetes/client-node costs the
+ * process about 70 MiB of memory for good (its config module pulls in every generated API model),
+ * and the manager only needs the resolved credentials; the thread's heap is returned when it ends
+ * (measured: 72 MiB loaded in-process, 23 MiB left after the thread exits). The library still does
+ * all the resolving (contexts, in-cluster config, exec plugins, auth providers), so nothing of
+ * kubeconfig's semantics is re-implemented here.
+ */
+const RESOLVER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+(async () => {
+  const k8s = require(workerData.library);
+  const kc = new k8s.KubeConfig();
+  if (workerData.path) kc.loadFromFile(workerData.path); else kc.loadFromDefault();
+  const cluster = kc.getCurrentCluster();
+  if (!cluster || !cluster.server) throw new Error('kubeconfig has no current cluster server');
+  const opts = { headers: {} };
+  await kc.applyToHTTPSOptions(opts);
+  const text = (v) => (v === undefined || v === null ? undefined : Buffer.isBuffer(v) ? v.toString('utf8') : String(v));
+  const clusterCa = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cluster.caFile ? fs.readFileSync(cluster.caFile, 'utf8') : undefined;
+  const headers = {};
+  for (const [k, v] of Object.entries(opts.headers || {})) if (v !== undefined) headers[k] = String(v);
+  parentPort.postMessage({ ok: {
+    server: cluster.server, clusterCa, ca: text(opts.ca), cert: text(opts.cert), key: text(opts.key), passphrase: text(opts.passphrase),
+    rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername, headers,
+  } });
+})().catch((e) => parentPort.postMessage({ error: e && e.message ? e.message : String(e) }));
+`;
+
+/** Resolves a kubeconfig (the file given, else $KUBECONFIG, ~/.kube/config or in-cluster) in a throwaway thread. */
+export function resolveKubeconfig(path?: string): Promise<ResolvedCredentials> {
+  if (path && !fs.existsSync(path)) return Promise.reject(new Error(`kubeconfig ${path} not found`));
+  return new Promise((resolve, reject) => {
+    // resolved here: an eval'd thread resolves modules from the working directory, not from this package
+    const w = new Worker(RESOLVER, { eval: true, workerData: { path, library: require.resolve('@kubernetes/client-node') } });
+    w.once('message', (m: { ok?: ResolvedCredentials; error?: string }) => {
+      void w.terminate();
+      if (m.ok) resolve(m.ok);
+      else reject(new Error(`kubeconfig: ${m.error}`));
+    });
+    w.once('error', reject);
+    w.once('exit', (code) => reject(new Error(`kubeconfig resolver exited with code ${code}`)));
+  });
+}
+
+/** A resolved kubeconfig as KubeRest's ClusterAccess; a 401 resolves it again (a rotated token, an expired exec credential). */
+export class ResolvedKubeconfig implements ClusterAccess {
+  private constructor(private creds: ResolvedCredentials, private readonly path?: string, private readonly master?: string) {}
+
+  static async load(path?: string, master?: string): Promise<ResolvedKubeconfig> {
+    return new ResolvedKubeconfig(await resolveKubeconfig(path), path, master);
+  }
+
+  /** The cluster's CA as the kubeconfig names it. */
+  get clusterCa(): string | undefined {
+    return this.creds.clusterCa;
+  }
+
+  getCurrentCluster(): { server: string } {
+    return { server: this.master || this.creds.server };
+  }
+
+  async applyToHTTPSOptions(opts: https.RequestOptions): Promise<void> {
+    const c = this.creds;
+    if (c.ca !== undefined) opts.ca = c.ca;
+    if (c.cert !== undefined) opts.cert = c.cert;
+    if (c.key !== undefined) opts.key = c.key;
+    if (c.passphrase !== undefined) opts.passphrase = c.passphrase;
+    if (c.rejectUnauthorized !== undefined) opts.rejectUnauthorized = c.rejectUnauthorized;
+    if (c.servername !== undefined) opts.servername = c.servername;
+    opts.headers = { ...opts.headers, ...c.headers };
+  }
+
+  async refresh(): Promise<void> {
+    this.creds = await resolveKubeconfig(this.path);
+  }
+}
