@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import type * as https from 'node:https';
+import * as nodePath from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -42,7 +43,12 @@ const fs = require('node:fs');
 (async () => {
   const k8s = require(workerData.library);
   const kc = new k8s.KubeConfig();
-  if (workerData.path) kc.loadFromFile(workerData.path); else kc.loadFromDefault();
+  // a list (KUBECONFIG=a:b) is merged as client-node merges $KUBECONFIG
+  if (workerData.path && !workerData.path.includes(require('node:path').delimiter)) kc.loadFromFile(workerData.path);
+  else {
+    if (workerData.path) process.env.KUBECONFIG = workerData.path;
+    kc.loadFromDefault();
+  }
   const cluster = kc.getCurrentCluster();
   if (!cluster || !cluster.server) throw new Error('kubeconfig has no current cluster server');
   const opts = { headers: {} };
@@ -58,9 +64,12 @@ const fs = require('node:fs');
 })().catch((e) => parentPort.postMessage({ error: e && e.message ? e.message : String(e) }));
 `;
 
-/** Resolves a kubeconfig (the file given, else $KUBECONFIG, ~/.kube/config or in-cluster) in a throwaway thread. */
+/**
+ * Resolves a kubeconfig in a throwaway thread: the file given (or a list of them, merged), else
+ * $KUBECONFIG, ~/.kube/config or the in-cluster configuration, as client-node's loadFromDefault.
+ */
 export function resolveKubeconfig(path?: string): Promise<ResolvedCredentials> {
-  if (path && !fs.existsSync(path)) return Promise.reject(new Error(`kubeconfig ${path} not found`));
+  if (path && !path.includes(nodePath.delimiter) && !fs.existsSync(path)) return Promise.reject(new Error(`kubeconfig ${path} not found`));
   return new Promise((resolve, reject) => {
     // resolved here: an eval'd thread resolves modules from the working directory, not from this package
     const w = new Worker(RESOLVER, { eval: true, workerData: { path, library: require.resolve('@kubernetes/client-node') } });

@@ -63,3 +63,10 @@ describe('kubeconfig resolved in a throwaway thread', () => {
     await expect(resolveKubeconfig(empty)).rejects.toThrow(/kubeconfig: .*cluster/);
   });
 });
+
+test('a list of files, as $KUBECONFIG may hold, is merged as client-node merges it', async () => {
+  const extra = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kcm-kubeconfig-')), 'config');
+  fs.writeFileSync(extra, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers:\n- name: other\n  user: { token: other }\n');
+  const c = await resolveKubeconfig([kubeconfigFile('listed'), extra].join(path.delimiter));
+  expect(c.headers.Authorization).toBe('Bearer listed');
+});
