@@ -85,6 +85,8 @@ export function resolveKubeconfig(path?: string): Promise<ResolvedCredentials> {
 
 /** A resolved kubeconfig as KubeRest's ClusterAccess; a 401 resolves it again (a rotated token, an expired exec credential). */
 export class ResolvedKubeconfig implements ClusterAccess {
+  private refreshing?: Promise<void>;
+
   private constructor(private creds: ResolvedCredentials, private readonly path?: string, private readonly master?: string) {}
 
   static async load(path?: string, master?: string): Promise<ResolvedKubeconfig> {
@@ -111,7 +113,11 @@ export class ResolvedKubeconfig implements ClusterAccess {
     opts.headers = { ...opts.headers, ...c.headers };
   }
 
-  async refresh(): Promise<void> {
-    this.creds = await resolveKubeconfig(this.path);
+  /** One resolution at a time: every request that met the 401 waits for the same one. */
+  refresh(): Promise<void> {
+    this.refreshing ??= resolveKubeconfig(this.path)
+      .then((c) => { this.creds = c; })
+      .finally(() => { this.refreshing = undefined; });
+    return this.refreshing;
   }
 }

@@ -49,7 +49,10 @@ describe('kubeconfig resolved in a throwaway thread', () => {
     const file = kubeconfigFile('old');
     const kc = await ResolvedKubeconfig.load(file);
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('token: old', 'token: new'));
-    await kc.refresh();
+    // requests that met the same 401 share one resolution
+    const [a, b] = [kc.refresh(), kc.refresh()];
+    expect(a).toBe(b);
+    await a;
     const opts: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
     expect(opts.headers).toEqual({ Authorization: 'Bearer new' });
