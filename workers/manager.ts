@@ -177,7 +177,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       taskQueue: controllerTaskQueue(opts.taskQueue, d.short),
       activities,
       maxConcurrentActivityTaskExecutions: Math.max(1, syncs),
-      maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(syncs),
+      maxConcurrentWorkflowTaskExecutions: Math.max(2, syncs),
     }, allActivityNames));
   }
   // The base queue: the informer workflows, and the migration of workflows started there before.
@@ -238,19 +238,6 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       await connection.close();
     },
   };
-}
-
-/**
- * Workflow-task slots of a controller's worker. Upstream's --concurrent-X-syncs bounds how many
- * objects do API work at once; here that work is activities, whose slots are the flag's value. A
- * workflow task only runs workflow code, yet holds its slot while the server hands it over and
- * while the shared workflow thread serves other tasks: with as many workflow-task slots as syncs,
- * the full-size restart benchmark (400 objects waking at once) had workflow tasks waiting 4.9 s at
- * the median and 54 s at p99 for a slot. Four per sync keeps the thread fed without letting one
- * controller take every slot of the process.
- */
-export function workflowTaskSlots(syncs: number): number {
-  return Math.max(2, syncs * 4);
 }
 
 /** webpack's report of the bundle is a screenful; one line at debug level says it happened. */
