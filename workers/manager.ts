@@ -104,7 +104,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     return { rest: r, logger, recordEvent: recorders.get(r)! };
   };
   // this replica's informer cache, for activities, while the informer activity runs here
-  const local = new LocalReads();
+  const local = new LocalReads((hit) => metrics.localReadsTotal.inc({ result: hit ? 'hit' : 'miss' }));
   const activitiesOf = (d: ControllerDescriptor): ActivityMap => instrument(
     d.activities({ ...depsOf(d.name), reader: rest, depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile, local }),
     metrics,

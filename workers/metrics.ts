@@ -23,6 +23,7 @@ export interface Metrics {
   readonly activityErrorsTotal: Counter<'activity' | 'reason'>;
   /** code: the HTTP status as a string, or "<error>" when no response came back. */
   readonly apiRequestsTotal: Counter<'verb' | 'resource' | 'code'>;
+  readonly localReadsTotal: Counter<'result'>;
 }
 
 /**
@@ -102,6 +103,12 @@ export function createMetrics(): Metrics {
       name: 'kcm_api_requests_total',
       help: 'Requests to the Kubernetes API server, by verb, resource and HTTP status code.',
       labelNames: ['verb', 'resource', 'code'] as const,
+      registers,
+    }),
+    localReadsTotal: new Counter({
+      name: 'kcm_local_reads_total',
+      help: 'Writes that asked for the informer cache\'s copy at their guarded version: hit (no API read) or miss (read first).',
+      labelNames: ['result'] as const,
       registers,
     }),
   };

@@ -18,8 +18,9 @@ export const WHOLE_OBJECT: FieldMask = { apiVersion: true, kind: true, metadata:
  */
 export class LocalReads {
   private cache?: InformerCache;
-  hits = 0;
-  misses = 0;
+
+  /** `onGuardedRead` hears whether each `at` was served from the cache (for kcm_local_reads_total) */
+  constructor(private readonly onGuardedRead: (hit: boolean) => void = () => undefined) {}
 
   attach(cache: InformerCache): void {
     this.cache = cache;
@@ -48,8 +49,7 @@ export class LocalReads {
   at(resource: ResourceType, namespace: string, name: string, guard: { uid: string; resourceVersion: string }): KubeObject | undefined {
     const o = this.get(resource, namespace, name, WHOLE_OBJECT);
     const hit = o?.metadata?.uid === guard.uid && o?.metadata?.resourceVersion === guard.resourceVersion;
-    if (hit) this.hits++;
-    else this.misses++;
+    this.onGuardedRead(hit);
     return hit ? o : undefined;
   }
 }

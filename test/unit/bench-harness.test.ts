@@ -5,6 +5,7 @@ import { CpuProfile, bucketOf, summarizeProfile } from '../../bench/lib/profile'
 import { sumMetric } from '../../bench/lib/prom';
 import { mergeIntoDoc } from '../../bench/lib/report';
 import { median, percentile, spread } from '../../bench/lib/stats';
+import { reactionStages } from '../../bench/lib/temporal';
 
 describe('bench args', () => {
   test('defaults to the full run of every scenario', () => {
@@ -142,4 +143,22 @@ test('our counters: a metric summed over its samples, or over those with one lab
   ].join('\n');
   expect(sumMetric(text, 'kcm_api_requests_total')).toBe(12);
   expect(sumMetric(text, 'kcm_api_requests_total', 'verb="GET"')).toBe(9);
+});
+
+describe('reaction stages from a history', () => {
+  // event types as the proto enum's numbers: 26 signaled, 6 workflow task started, 10/11 activity scheduled/started
+  const ev = (type: number, at: number, activity?: string) => ({ type: String(type), at, ...(activity ? { activity } : {}) });
+
+  test('the first signal after the trigger, the task that reads it, the named activity and its start', () => {
+    const events = [
+      ev(26, 90), ev(6, 95), // an earlier reaction
+      ev(26, 120), ev(6, 130), ev(10, 150, 'observe'), ev(11, 155), ev(10, 170, 'createPods'), ev(11, 180),
+    ];
+    expect(reactionStages(events, 100, 300, 'createPods')).toEqual({ toSignal: 20, toTask: 10, toActivity: 40, activityQueue: 10, activityToSeen: 120 });
+  });
+
+  test('no stages when the history has no such chain after the trigger', () => {
+    expect(reactionStages([ev(26, 120), ev(6, 130)], 100, 300, 'createPods')).toBeUndefined();
+    expect(reactionStages([ev(6, 130), ev(10, 140, 'createPods'), ev(11, 150)], 100, 300, 'createPods')).toBeUndefined();
+  });
 });
