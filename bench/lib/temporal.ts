@@ -88,7 +88,6 @@ export function timedHistory(client: Client, workflowId: string): Promise<TimedE
   return timedEvents(client, `WorkflowId = "${workflowId}"`);
 }
 
-const EV = { wftScheduled: 5, wftStarted: 6, wftCompleted: 7, wftTimedOut: 8, wftFailed: 9, actScheduled: 10, actStarted: 11, actCompleted: 12, signaled: 26 } as const;
 
 /**
  * Where the workflows of a task queue spent their time since `since`, for the run's log: when the
@@ -99,13 +98,12 @@ const EV = { wftScheduled: 5, wftStarted: 6, wftCompleted: 7, wftTimedOut: 8, wf
  */
 export async function queueProfile(client: Client, taskQueue: string, since: number): Promise<string> {
   const events = (await timedEvents(client, deploymentQueuesQuery(taskQueue))).filter((e) => e.at >= since);
-  const is = (e: TimedEvent, n: number) => e.type === String(n);
   const pairs = (from: number, to: number) => {
     const open = new Map<string, number[]>();
     const out: number[] = [];
     for (const e of events) {
-      if (is(e, from)) open.set(e.run ?? '', [...(open.get(e.run ?? '') ?? []), e.at]);
-      else if (is(e, to)) {
+      if (isEvent(e, from)) open.set(e.run ?? '', [...(open.get(e.run ?? '') ?? []), e.at]);
+      else if (isEvent(e, to)) {
         const q = open.get(e.run ?? '');
         const start = q?.shift();
         if (start !== undefined) out.push(e.at - start);
@@ -116,20 +114,24 @@ export async function queueProfile(client: Client, taskQueue: string, since: num
   const pct = (xs: number[], p: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] : 0);
   const show = (name: string, xs: number[]) => `${name} n=${xs.length} p50=${pct(xs, 50)} p99=${pct(xs, 99)}`;
   const at = (n: number, last = false) => {
-    const xs = events.filter((e) => is(e, n));
+    const xs = events.filter((e) => isEvent(e, n));
     const e = last ? xs[xs.length - 1] : xs[0];
     return e ? ((e.at - since) / 1000).toFixed(1) : '-';
   };
   return [
     `signals ${at(EV.signaled)}..${at(EV.signaled, true)} s`,
     `activities ${at(EV.actScheduled)}..${at(EV.actCompleted, true)} s`,
-    `wft timed out ${events.filter((e) => is(e, EV.wftTimedOut)).map((e) => `${e.timeout === '2' ? 'sticky' : 'run'}@${((e.at - since) / 1000).toFixed(1)}s`).join(' ') || 0}, failed ${events.filter((e) => is(e, EV.wftFailed)).length}`,
+    `wft timed out ${events.filter((e) => isEvent(e, EV.wftTimedOut)).map((e) => `${e.timeout === '2' ? 'sticky' : 'run'}@${((e.at - since) / 1000).toFixed(1)}s`).join(' ') || 0}, failed ${events.filter((e) => isEvent(e, EV.wftFailed)).length}`,
     show('wft queue', pairs(EV.wftScheduled, EV.wftStarted)),
     show('wft run', pairs(EV.wftStarted, EV.wftCompleted)),
     show('activity queue', pairs(EV.actScheduled, EV.actStarted)),
     show('activity run', pairs(EV.actStarted, EV.actCompleted)),
   ].join('; ');
 }
+
+/** History event types, as the proto enum numbers them (timedEvents keeps them as strings). */
+const EV = { wftScheduled: 5, wftStarted: 6, wftCompleted: 7, wftTimedOut: 8, wftFailed: 9, actScheduled: 10, actStarted: 11, actCompleted: 12, signaled: 26 } as const;
+const isEvent = (e: TimedEvent, n: number) => e.type === String(n);
 
 /** Where one reaction's time went, as its workflow's history shows it, in ms. */
 export interface ReactionStages {
@@ -146,19 +148,17 @@ export interface ReactionStages {
 }
 
 /**
- * Splits a reaction (from `t0` to `seenAt`) into the stages its workflow's history records. The
- * event types come as the proto enum's numbers or names depending on the SDK's decoding, so both
- * are matched. Undefined when the history has no such chain after t0.
+ * Splits a reaction (from `t0` to `seenAt`) into the stages its workflow's history records.
+ * Undefined when the history has no such chain after t0.
  */
 export function reactionStages(events: TimedEvent[], t0: number, seenAt: number, activity: string): ReactionStages | undefined {
-  const is = (e: TimedEvent, name: string, num: number) => e.type === name || e.type === `EVENT_TYPE_${name}` || e.type === String(num);
   const after = events.filter((e) => e.at >= t0);
-  const signal = after.find((e) => is(e, 'WORKFLOW_EXECUTION_SIGNALED', 26));
+  const signal = after.find((e) => isEvent(e, EV.signaled));
   if (!signal) return undefined;
-  const task = after.find((e) => e.at >= signal.at && is(e, 'WORKFLOW_TASK_STARTED', 6));
-  const scheduled = after.find((e) => e.at >= signal.at && is(e, 'ACTIVITY_TASK_SCHEDULED', 10) && e.activity === activity);
+  const task = after.find((e) => e.at >= signal.at && isEvent(e, EV.wftStarted));
+  const scheduled = after.find((e) => e.at >= signal.at && isEvent(e, EV.actScheduled) && e.activity === activity);
   if (!task || !scheduled) return undefined;
-  const started = after.find((e) => e.at >= scheduled.at && is(e, 'ACTIVITY_TASK_STARTED', 11));
+  const started = after.find((e) => e.at >= scheduled.at && isEvent(e, EV.actStarted));
   if (!started) return undefined;
   return {
     toSignal: signal.at - t0,

@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, InjectedSinks, Runtime, Worker } from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
 import { deploymentView, replicaSetView } from '../../activities/deployment/projections';
 import type { DeploymentActivities, DeploymentWrite, WriteResult } from '../../activities/deployment/activities';
 import type { KubeObject } from '../../activities/kube/projections';
-import { locateBinary } from '../../starter/local/binaries';
 import { planDeployment } from '../../workflows/deployment/controller';
 import type { DeploymentObservation } from '../../workflows/deployment/cache';
 import type { DeploymentAction } from '../../workflows/deployment/types';
 import { deploymentWorkflow, type DeploymentEvent } from '../../workflows/deployment/workflow';
-import { KCM_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { LoopState, OBJECT_EVENT_SIGNAL, STATE_QUERY } from '../../workflows/runtime/object-loop';
-import type { KcmSinks } from '../../workflows/runtime/sinks';
+import { eventually, startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 
 /*
@@ -113,46 +110,26 @@ const activities: Pick<DeploymentActivities, 'observeDeployment' | 'applyDeploym
     throw new Error('nothing to release in a settled world');
   },
 };
-const sinks: InjectedSinks<KcmSinks> = { kcm: { reconciled: { fn: () => undefined }, signals: { fn: () => undefined } } };
-
 const base = `deployment-cache-${randomUUID()}`;
 const taskQueue = controllerTaskQueue(base, 'deployment');
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let running: Promise<void>;
+let stack: WorkflowEnv;
 
 beforeAll(async () => {
-  const temporalCli = locateBinary('temporal');
-  if (!temporalCli) throw new Error('test/workflow needs the temporal CLI binary: `node bin/temporal-kcm.js local build` builds it');
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  env = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: temporalCli.path }, searchAttributes: [...KCM_SEARCH_ATTRIBUTES] },
-  });
-  worker = await Worker.create({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue,
-    workflowsPath: require.resolve('../../workflows'),
-    activities,
-    sinks,
-  });
-  running = worker.run();
+  stack = await startWorkflowEnv({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
+  env = stack.env;
 }, 120_000);
 
 afterAll(async () => {
-  if (worker?.getState() === 'RUNNING') worker.shutdown();
-  await running;
-  await env?.teardown();
+  await stack?.stop();
 });
 
-async function settledAfter(h: WorkflowHandle, reconciles: number): Promise<LoopState> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+/** Once the workflow has made `reconciles` reconciles and holds no unread signal. */
+function settledAfter(h: WorkflowHandle, reconciles: number): Promise<LoopState> {
+  return eventually(`reconcile ${reconciles}`, async () => {
     const s = await h.query<LoopState>(STATE_QUERY);
-    if (s.reconciles >= reconciles && s.pendingSignals === 0) return s;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for reconcile ${reconciles}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return s.reconciles >= reconciles && s.pendingSignals === 0 ? s : undefined;
+  });
 }
 
 test('a reconcile plans from the signal\'s snapshot, and reads the API only when the snapshot predates its own write', async () => {

@@ -2,13 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, InjectedSinks, Runtime, Worker } from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import { locateBinary } from '../../starter/local/binaries';
-import { KCM_SEARCH_ATTRIBUTES, SA_LAST_ERROR, SA_UID } from '../../workflows/search-attributes';
+import { SA_LAST_ERROR, SA_UID } from '../../workflows/search-attributes';
 import { LoopState, OBJECT_EVENT_SIGNAL, PAUSE_SIGNAL, RESUME_SIGNAL, STATE_QUERY, backoffMs } from '../../workflows/runtime/object-loop';
-import type { KcmSinks } from '../../workflows/runtime/sinks';
+import { eventually, startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { PROBE_CONTROLLER, ProbeActivities, ProbeEvent, ProbeInput, ProbeObservation, objectLoopProbeWorkflow } from '../support/workflows/object-loop';
 
@@ -33,42 +31,17 @@ const activities: ProbeActivities = {
     return world.get(req.name) ?? {};
   },
 };
-const sinks: InjectedSinks<KcmSinks> = {
-  kcm: { reconciled: { fn: () => undefined }, signals: { fn: () => undefined } },
-};
 
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let running: Promise<void>;
+let stack: WorkflowEnv;
 
 beforeAll(async () => {
-  const temporalCli = locateBinary('temporal');
-  if (!temporalCli) {
-    // npm test builds the stack (this binary among it) before any test; test:unit leaves this file out without it
-    throw new Error('test/workflow needs the temporal CLI binary (TEMPORAL_BIN, the build cache, or PATH): `node bin/temporal-kcm.js local build` builds it');
-  }
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalCli.path },
-      searchAttributes: [...KCM_SEARCH_ATTRIBUTES],
-    },
-  });
-  worker = await Worker.create({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue,
-    workflowsPath: require.resolve('../support/workflows/object-loop'),
-    activities,
-    sinks,
-  });
-  running = worker.run();
+  stack = await startWorkflowEnv({ taskQueue, workflowsPath: require.resolve('../support/workflows/object-loop'), activities });
+  env = stack.env;
 }, 120_000);
 
 afterAll(async () => {
-  if (worker?.getState() === 'RUNNING') worker.shutdown();
-  await running;
-  await env?.teardown();
+  await stack?.stop();
 });
 
 function start(name: string, input: Omit<ProbeInput, 'name'>): Promise<WorkflowHandleWithFirstExecutionRunId<typeof objectLoopProbeWorkflow>> {
@@ -82,16 +55,6 @@ function start(name: string, input: Omit<ProbeInput, 'name'>): Promise<WorkflowH
 const signalEvent = (h: WorkflowHandle, note: string) => h.signal<[ProbeEvent]>(OBJECT_EVENT_SIGNAL, { note });
 const state = (h: WorkflowHandle) => h.query<LoopState>(STATE_QUERY);
 const callsOf = (name: string) => calls.filter((c) => c.name === name);
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,0 +1,60 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, InjectedSinks, Runtime, Worker } from '@temporalio/worker';
+import { locateBinary } from '../../starter/local/binaries';
+import { KCM_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import type { KcmSinks } from '../../workflows/runtime/sinks';
+
+/** Sinks that drop what workflows report: the tests read state through queries and histories. */
+export const SILENT_SINKS: InjectedSinks<KcmSinks> = {
+  kcm: { reconciled: { fn: () => undefined }, signals: { fn: () => undefined } },
+};
+
+export interface WorkflowEnv {
+  env: TestWorkflowEnvironment;
+  stop(): Promise<void>;
+}
+
+/**
+ * The Temporal dev server of the temporal CLI binary the local stack builds (no time skipping
+ * there), with this project's search attributes, and one worker on `taskQueue` running the
+ * workflows of `workflowsPath` with in-process `activities`.
+ */
+export async function startWorkflowEnv(o: { taskQueue: string; workflowsPath: string; activities: object }): Promise<WorkflowEnv> {
+  const temporalCli = locateBinary('temporal');
+  if (!temporalCli) {
+    // npm test builds the stack (this binary among it) before any test; test:unit leaves test/workflow out without it
+    throw new Error('test/workflow needs the temporal CLI binary (TEMPORAL_BIN, the build cache, or PATH): `node bin/temporal-kcm.js local build` builds it');
+  }
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: { executable: { type: 'existing-path', path: temporalCli.path }, searchAttributes: [...KCM_SEARCH_ATTRIBUTES] },
+  });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue: o.taskQueue,
+    workflowsPath: o.workflowsPath,
+    activities: o.activities,
+    sinks: SILENT_SINKS,
+  });
+  const running = worker.run();
+  return {
+    env,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await env.teardown();
+    },
+  };
+}
+
+/** Polls `probe` every 50 ms until it gives a value (not undefined or false). */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
