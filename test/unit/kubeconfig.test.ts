@@ -6,8 +6,19 @@ import { ResolvedKubeconfig, resolveKubeconfig } from '../../activities/kube/kub
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 
-function kubeconfigFile(token: string, extra = ''): string {
+/** Every directory a test made, removed when the file's tests are done. */
+const made: string[] = [];
+function tempDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kcm-kubeconfig-'));
+  made.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function kubeconfigFile(token: string, extra = ''): string {
+  const dir = tempDir();
   const file = path.join(dir, 'config');
   fs.writeFileSync(file, `apiVersion: v1
 kind: Config
@@ -60,7 +71,7 @@ describe('kubeconfig resolved in a throwaway thread', () => {
 
   test('a missing file or one without a cluster is a clear error', async () => {
     await expect(resolveKubeconfig('/nonexistent/kubeconfig')).rejects.toThrow(/kubeconfig \/nonexistent\/kubeconfig not found/);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kcm-kubeconfig-'));
+    const dir = tempDir();
     const empty = path.join(dir, 'config');
     fs.writeFileSync(empty, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
     await expect(resolveKubeconfig(empty)).rejects.toThrow(/kubeconfig: .*cluster/);
@@ -68,7 +79,7 @@ describe('kubeconfig resolved in a throwaway thread', () => {
 });
 
 test('a list of files, as $KUBECONFIG may hold, is merged as client-node merges it', async () => {
-  const extra = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kcm-kubeconfig-')), 'config');
+  const extra = path.join(tempDir(), 'config');
   fs.writeFileSync(extra, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers:\n- name: other\n  user: { token: other }\n');
   const c = await resolveKubeconfig([kubeconfigFile('listed'), extra].join(path.delimiter));
   expect(c.headers.Authorization).toBe('Bearer listed');
