@@ -3,7 +3,7 @@ import type { DeploymentObservation } from '../../workflows/deployment/cache';
 import type { Logger } from 'pino';
 import { newerVersion } from '../../workflows/common/resource-version';
 import { selectorMatches } from '../../workflows/common/selector';
-import type { DeploymentAction, DeploymentRef, DeploymentStatus, DeploymentView, ReplicaSetView } from '../../workflows/deployment/types';
+import type { DeploymentAction, DeploymentRef, DeploymentView, ReplicaSetView } from '../../workflows/deployment/types';
 import type { OwnerRef } from '../../workflows/common/meta';
 import { deploymentView, replicaSetView } from './projections';
 import type { RecordEvent } from '../kube/events';
@@ -11,7 +11,8 @@ import type { LocalReads } from '../informers/local-reads';
 import { apiCall, isStatus } from '../kube/failures';
 import { updateGuarded, withoutEmpty } from '../kube/update';
 import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
-import { KubeObject, controllerRef } from '../kube/projections';
+import type { KubeObject } from '../kube/projections';
+import { controllerRef } from '../../workflows/common/controller-ref';
 import { KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
 

@@ -1,7 +1,8 @@
 import type { DeploymentStatus, DeploymentStrategy, DeploymentView, IntOrPercent, ReplicaSetView } from '../../workflows/deployment/types';
 import type { ReplicaCondition } from '../../workflows/replicaset/types';
 import type { LabelSelector, PodTemplate } from '../../workflows/common/meta';
-import { controllerRef, objectIdentity, type KubeObject } from '../kube/projections';
+import { objectIdentity, type KubeObject } from '../kube/projections';
+import { controllerRef } from '../../workflows/common/controller-ref';
 import { METADATA, type FieldMask } from '../informers/fields';
 
 const num = (v: unknown, d: number): number => (typeof v === 'number' ? v : d);

@@ -1,4 +1,5 @@
-import { controllerRef, type KubeObject } from '../kube/projections';
+import type { KubeObject } from '../kube/projections';
+import { controllerRef } from '../../workflows/common/controller-ref';
 import type { StoreIndex } from './store';
 
 const namespaceOf = (o: KubeObject) => o.metadata?.namespace ?? '';

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import { selectorError, selectorMatches } from '../../workflows/common/selector';
+import { selectorError } from '../../workflows/common/selector';
 import {
   JOB_COMPLETION_INDEX,
   JOB_INDEX_FAILURE_COUNT,
@@ -14,7 +14,8 @@ import type { OwnerRef } from '../../workflows/common/meta';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
 import { jobPod, jobView } from './projections';
-import { controllerRef, type KubeObject } from '../kube/projections';
+import type { KubeObject } from '../kube/projections';
+import { claimDecision, controllerRef } from '../../workflows/common/controller-ref';
 import { readByName, updateGuarded, withoutEmpty } from '../kube/update';
 import { ApiError, type KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
@@ -307,31 +308,31 @@ export function createJobActivities(deps: JobActivityDeps) {
         for (const raw of await listPods(key.namespace)) {
           const o = raw as KubeObject & { metadata: { finalizers?: string[] } };
           const meta = o.metadata ?? {};
-          const ref = controllerRef(meta.ownerReferences);
-          const matches = selectorMatches(job.selector, meta.labels ?? {});
-          if (ref) {
-            if (ref.uid !== job.uid) continue;
-            if (matches || job.deletionTimestamp) {
-              pods.push(jobPod(o));
-              continue;
-            }
+          const decision = claimDecision(job, {
+            namespace: meta.namespace ?? key.namespace,
+            labels: meta.labels,
+            ownerReferences: meta.ownerReferences,
+            deletionTimestamp: meta.deletionTimestamp,
+          });
+          if (decision === 'owned') {
+            pods.push(jobPod(o));
+          } else if (decision === 'release') {
             const after = await patchOwnership(o,
               (meta.ownerReferences ?? []).filter((r) => r.uid !== job.uid),
               (meta.finalizers ?? []).filter((f) => f !== JOB_TRACKING_FINALIZER));
             if (after) released++;
             else pods.push(jobPod(o));
             heartbeat();
-            continue;
+          } else if (decision === 'adopt') {
+            const finalizers = meta.finalizers ?? [];
+            const after = await patchOwnership(o, [...(meta.ownerReferences ?? []), owner],
+              finalizers.includes(JOB_TRACKING_FINALIZER) ? finalizers : [...finalizers, JOB_TRACKING_FINALIZER]);
+            if (after) {
+              adopted++;
+              pods.push(jobPod(after));
+            }
+            heartbeat();
           }
-          if (!matches || job.deletionTimestamp || meta.deletionTimestamp) continue;
-          const finalizers = meta.finalizers ?? [];
-          const after = await patchOwnership(o, [...(meta.ownerReferences ?? []), owner],
-            finalizers.includes(JOB_TRACKING_FINALIZER) ? finalizers : [...finalizers, JOB_TRACKING_FINALIZER]);
-          if (after) {
-            adopted++;
-            pods.push(jobPod(after));
-          }
-          heartbeat();
         }
         if (adopted || released) logger.info({ controller: 'job', key: `${key.namespace}/${key.name}`, adopted, released }, 'claimed pods');
         return { job, pods };

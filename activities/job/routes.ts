@@ -2,7 +2,7 @@ import { selectorMatches } from '../../workflows/common/selector';
 import type { JobWorkflowInput } from '../../workflows/job/workflow';
 import { mergeJobEvents, type JobEvent, type JobPod, type JobView } from '../../workflows/job/types';
 import { JOB_POD_FIELDS, JOB_VIEW_FIELDS, jobPod, jobView } from './projections';
-import { controllerRef } from '../kube/projections';
+import { controllerRef } from '../../workflows/common/controller-ref';
 import { RESOURCES } from '../kube/resources';
 import type { RouteFamily } from '../informers/family';
 import { BY_NAMESPACE } from '../informers/indexes';
@@ -59,7 +59,7 @@ export function jobRoutes({ input, signaller, cache }: RouteContext): RouteFamil
     for (const j of targets.values()) queue(j, after ? { pods: [after] } : { podsDeleted: [before!.uid] });
   };
 
-  const pods = cache.watch(RESOURCES.pods, JOB_POD_FIELDS, {
+  cache.watch(RESOURCES.pods, JOB_POD_FIELDS, {
     onEvent(ev) {
       // the first list reaches each Job as its own relist
       if (ev.source === 'list') return;

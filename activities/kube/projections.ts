@@ -116,6 +116,3 @@ export function replicaOwner(kind: ReplicaOwnerKind, o: KubeObject): ReplicaOwne
   };
 }
 
-export function controllerRef(refs: OwnerRef[] | undefined): OwnerRef | undefined {
-  return refs?.find((r) => r.controller);
-}

@@ -6,7 +6,8 @@ import type { PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '
 import type { OwnerRef } from '../../workflows/common/meta';
 import { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
-import { KubeObject, REPLICA_OWNER_FIELDS, controllerRef, podSummary, replicaOwner } from '../kube/projections';
+import { KubeObject, REPLICA_OWNER_FIELDS, podSummary, replicaOwner } from '../kube/projections';
+import { controllerRef } from '../../workflows/common/controller-ref';
 import type { LocalReads } from '../informers/local-reads';
 import { readByName, updateGuarded, withoutEmpty } from '../kube/update';
 import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';

@@ -2,7 +2,6 @@ import { fakeServerKubeConfig } from '../support/fake-kubeconfig';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EventEmitter } from 'node:events';
-import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
 import {
   KubeRest,

@@ -1,12 +1,12 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../../activities/deployment/activities';
-import { selectorMatches } from '../common/selector';
+import { claimAll } from '../common/controller-ref';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { objectIdentity } from '../runtime/identity';
 import { planDeployment } from './controller';
 import { resolveCreateConflict } from './sync';
 import { findNewReplicaSet } from './util';
-import { type DeploymentView, type ReplicaSetView, deploymentRef } from './types';
+import { deploymentRef } from './types';
 import { API_BATCHES } from '../runtime/activity-options';
 import { type CacheFloor, type DeploymentObservation, floorAfterRead, floorAfterWrite, newerSnapshot, snapshotServes } from './cache';
 
@@ -48,20 +48,6 @@ const MAX_IMMEDIATE_ROUNDS = 50;
 
 const io = proxyActivities<DeploymentActivities>(API_BATCHES);
 
-/** Which ReplicaSets to adopt (orphans the selector matches) and release (ours that no longer match), as upstream's claim step. */
-export function claimReplicaSets(d: DeploymentView, rss: readonly ReplicaSetView[]): { owned: ReplicaSetView[]; adopt: ReplicaSetView[]; release: ReplicaSetView[] } {
-  const owned: ReplicaSetView[] = [];
-  const adopt: ReplicaSetView[] = [];
-  const release: ReplicaSetView[] = [];
-  for (const rs of rss) {
-    const ref = rs.ownerReferences.find((r) => r.controller);
-    const matches = selectorMatches(d.selector, rs.labels);
-    if (ref?.uid === d.uid) (matches || d.deletionTimestamp ? owned : release).push(rs);
-    else if (!ref && matches && !d.deletionTimestamp && !rs.deletionTimestamp) adopt.push(rs);
-  }
-  return { owned, adopt, release };
-}
-
 /** One Deployment: rolls its ReplicaSets toward spec.template and keeps its status and conditions true. */
 export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
@@ -91,7 +77,8 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     await id.handOverIfNew(d.uid);
     id.learn(d.uid);
 
-    const claim = claimReplicaSets(d, seen.replicaSets);
+    // which ReplicaSets it keeps, adopts and releases: the claim step every selector-based owner shares
+    const claim = claimAll(d, seen.replicaSets);
     if (claim.adopt.length || claim.release.length) {
       if (claim.adopt.length) await io.adoptReplicaSets({ deployment: deploymentRef(d), replicaSets: claim.adopt.map(({ name, uid: u }) => ({ name, uid: u })) });
       if (claim.release.length) await io.releaseReplicaSets({ deployment: deploymentRef(d), replicaSets: claim.release.map(({ name, uid: u }) => ({ name, uid: u })) });

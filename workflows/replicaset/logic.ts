@@ -7,6 +7,7 @@
  * { matchLabels } first (see selectorFromMap in ../common/selector).
  */
 import { labelsContain, selectorError, selectorMatches } from '../common/selector';
+import { claimDecision, controllerRef } from '../common/controller-ref';
 import { utf8Bytes } from '../common/utf8';
 import { conditionsEqual } from '../common/conditions';
 import type { OwnerRef } from '../common/meta';
@@ -95,14 +96,9 @@ export function filterTerminatingPods(pods: readonly PodSummary[]): PodSummary[]
 // ---------------------------------------------------------------------------------------------
 // ownership
 
-/** The owner reference marked controller: true (the first one, as the API allows only one). */
-export function controllerRefOf(pod: PodSummary): OwnerRef | undefined {
-  return pod.ownerReferences.find((r) => r.controller === true);
-}
-
 /** Controlled by this owner: compared by UID only, so a re-created owner with the same name does not count. */
 export function isControlledBy(pod: PodSummary, owner: Pick<ReplicaOwner, 'uid'>): boolean {
-  const ref = controllerRefOf(pod);
+  const ref = controllerRef(pod.ownerReferences);
   return ref !== undefined && ref.uid === owner.uid;
 }
 
@@ -131,26 +127,24 @@ export interface PodClassification {
  * An invalid selector yields only `selectorError` (upstream does not reconcile such an owner at all).
  */
 export function classifyPods(owner: ReplicaOwner, pods: readonly PodSummary[]): PodClassification {
-  const deleting = !!owner.deletionTimestamp;
   const result: PodClassification = { owned: [], activeOwned: [], toAdopt: [], toRelease: [] };
   // Without this guard an invalid selector would "match nothing" and every owned pod would be released.
   const invalid = selectorError(owner.selector);
   if (invalid !== undefined) return { ...result, selectorError: invalid };
   for (const pod of pods) {
-    if (pod.namespace !== owner.namespace) continue;
-    const ref = controllerRefOf(pod);
-    const matches = selectorMatches(owner.selector, pod.labels);
-    if (ref) {
-      if (ref.uid !== owner.uid) continue;
-      if (matches) {
+    const active = isPodActive(pod);
+    switch (claimDecision(owner, pod)) {
+      case 'owned':
         result.owned.push(pod);
-        if (isPodActive(pod)) result.activeOwned.push(pod);
-      } else if (!deleting && isPodActive(pod)) {
-        result.toRelease.push(pod);
-      }
-      continue;
+        if (active) result.activeOwned.push(pod);
+        break;
+      case 'adopt':
+        if (active) result.toAdopt.push(pod);
+        break;
+      case 'release':
+        if (active) result.toRelease.push(pod);
+        break;
     }
-    if (!deleting && matches && isPodActive(pod)) result.toAdopt.push(pod);
   }
   return result;
 }
