@@ -6,7 +6,7 @@ import { loadVersions } from './local/versions';
 import { PORT_NAMES, PortName, StackError, connectionEnv, describeStack, down, status, up } from './local/stack';
 import { PortInUseError } from './local/ports';
 import { pkiPaths } from './local/pki';
-import { RunOptions, addRunOptions, resolveRunOptions } from './run-options';
+import { RunOptions, addRunOptions, camel, resolveRunOptions } from './run-options';
 import { SERVICE_ACCOUNT_PRIVATE_KEY_FILE } from '../activities/serviceaccount-token/controller';
 import { runManager } from './run';
 import { addOperateCommands } from './operate/commands';
@@ -37,10 +37,6 @@ const PORT_FLAGS: Record<PortName, string> = {
   temporalMetrics: 'temporal-metrics-port',
 };
 
-function camel(flag: string): string {
-  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-}
-
 function dataDirOption(): Option {
   return new Option('--data-dir <dir>', 'where the stack keeps its state, logs and kubeconfigs (env TEMPORAL_KCM_DATA_DIR)').default(defaultDataDir(), '.local');
 }
@@ -68,8 +64,8 @@ export function buildProgram(): Command {
   const runCmd = addRunOptions(
     program.command('run').description('run the controller manager (one replica; start as many as you like against one Temporal namespace and task queue)'),
   );
-  runCmd.action(async (raw: Record<string, unknown>) => {
-    await runManager(resolveOrUsage(runCmd, raw));
+  runCmd.action(async () => {
+    await runManager(resolveOrUsage(runCmd));
   });
 
   program
@@ -82,11 +78,12 @@ export function buildProgram(): Command {
       const env = await connectionEnv(opts.dataDir as string);
       note(`\nrunning the controller manager against it (Ctrl-C stops the manager; \`npx temporal-kcm local down\` stops the stack)`);
       const pki = pkiPaths(path.resolve(opts.dataDir as string));
-      const runOpts = resolveRunOptions({
-        kubeconfig: env.KUBECONFIG, temporalAddress: env.TEMPORAL_ADDRESS, securePort: '0',
-        [camel(SERVICE_ACCOUNT_PRIVATE_KEY_FILE.name)]: pki.serviceAccountKey, rootCaFile: pki.caCert,
-      }, {});
-      await runManager(runOpts);
+      // `run` with the stack's flags, so what start runs is exactly what `run` would with them
+      const runCmd = addRunOptions(new Command('run').exitOverride()).parse([
+        '--kubeconfig', env.KUBECONFIG, '--temporal-address', env.TEMPORAL_ADDRESS, '--secure-port', '0',
+        `--${SERVICE_ACCOUNT_PRIVATE_KEY_FILE.name}`, pki.serviceAccountKey, '--root-ca-file', pki.caCert,
+      ], { from: 'user' });
+      await runManager(resolveRunOptions(runCmd));
     });
 
   addWhyCommand(program);
@@ -159,9 +156,9 @@ export function buildProgram(): Command {
 }
 
 /** Invalid flag values are usage errors: message, usage, exit code 2 (through exitOverride). */
-function resolveOrUsage(cmd: Command, raw: Record<string, unknown>): RunOptions {
+function resolveOrUsage(cmd: Command): RunOptions {
   try {
-    return resolveRunOptions(raw, process.env);
+    return resolveRunOptions(cmd);
   } catch (e) {
     if (e instanceof InvalidArgumentError) cmd.error(`error: ${e.message}`, { exitCode: USAGE_EXIT_CODE, code: 'temporal-kcm.invalidArgument' });
     throw e;

@@ -10,9 +10,12 @@ import { ALL_CONTROLLERS, DISABLED_BY_DEFAULT, UnknownControllerError, resolveEn
  * Flags of `temporal-kcm run`. Where a flag means what it means for kube-controller-manager it has
  * KCM's name and default, so an existing KCM command line mostly carries over.
  *
- * Commander only collects strings here; defaults, environment fallbacks and validation all live in
- * resolveRunOptions, because that is the one place that can tell "given on the command line" from
- * "defaulted" (env precedence and the leader-election warning need that distinction).
+ * Commander reads the command line and the environment (`Option.env`), shows defaults and
+ * variables in --help (`Option.default`), and records where each value came from
+ * (`getOptionValueSource`). resolveRunOptions validates: it collects every problem, names the
+ * variable a bad value came from, treats an exported-but-empty variable as unset, and tells a flag
+ * given on the command line from a default (the leader-election warning needs that). It does not
+ * use `Option.choices`, which would make --log-level case-sensitive.
  */
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -93,15 +96,9 @@ export interface RunOptions {
 /** `--concurrent-*-syncs` and its kin (upstream's mirroring spelling included) are listed together. */
 const isConcurrencyFlag = (f: FlagSpec) => /concurrent-.*-syncs$/.test(f.name);
 
-function camel(flag: string): string {
+/** A flag's name as commander's option key (`--kube-api-qps` -> `kubeApiQps`). */
+export function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-}
-
-function withDefault(text: string, opts: { def?: unknown; env?: string }): string {
-  const extra: string[] = [];
-  if (opts.def !== undefined) extra.push(`default: ${String(opts.def)}`);
-  if (opts.env) extra.push(`env ${opts.env}`);
-  return extra.length ? `${text} (${extra.join('; ')})` : text;
 }
 
 function splitList(value: string): string[] {
@@ -109,48 +106,66 @@ function splitList(value: string): string[] {
   return value === '' ? [] : value.split(',').map((s) => s.trim());
 }
 
-/** Adds every `run` flag to cmd. Values stay raw strings; pass cmd.opts() to resolveRunOptions. */
+/** An option with its default and variable, both shown in --help by commander. */
+function addOption(cmd: Command, flags: string, description: string, o: { def?: string | number | boolean; env?: string } = {}): void {
+  const option = new Option(flags, description);
+  if (o.def !== undefined) option.default(o.def);
+  if (o.env) option.env(o.env);
+  cmd.addOption(option);
+}
+
+/** The flags that say where Temporal is: `run` and the operator commands (why, state, replay, ...) share them. */
+export function addTemporalOptions(cmd: Command, suffix = ''): Command {
+  const add = (flags: string, description: string, o: { def?: string; env?: string }) => addOption(cmd, flags, description + suffix, o);
+  add('--temporal-address <host:port>', 'Temporal frontend', { def: RUN_DEFAULTS.temporalAddress, env: 'TEMPORAL_ADDRESS' });
+  add('--temporal-namespace <ns>', 'Temporal namespace', { def: RUN_DEFAULTS.temporalNamespace, env: 'TEMPORAL_NAMESPACE' });
+  add('--temporal-tls [bool]', 'connect to Temporal over TLS (implied by any --temporal-tls-* flag)', { env: 'TEMPORAL_TLS' });
+  add('--temporal-tls-cert <path>', 'PEM client certificate; needs --temporal-tls-key', { env: 'TEMPORAL_TLS_CERT' });
+  add('--temporal-tls-key <path>', 'PEM client key; needs --temporal-tls-cert', { env: 'TEMPORAL_TLS_KEY' });
+  add('--temporal-tls-ca <path>', 'PEM CA bundle for the server certificate', { env: 'TEMPORAL_TLS_CA' });
+  add('--temporal-tls-server-name <name>', 'server name to verify instead of the address host', { env: 'TEMPORAL_TLS_SERVER_NAME' });
+  return cmd;
+}
+
+/** Adds every `run` flag to cmd; after parsing, pass cmd to resolveRunOptions. */
 export function addRunOptions(cmd: Command): Command {
-  const add = (flags: string, description: string) => cmd.addOption(new Option(flags, description));
+  const add = (flags: string, description: string, o: { def?: string | number | boolean; env?: string } = {}) => addOption(cmd, flags, description, o);
   const ours = ' [temporal-kcm]';
   const testTuning = ' [temporal-kcm; meant for tests]';
   const ignored = ' [accepted for compatibility, ignored: Temporal replaces leader election]';
 
-  add('--kubeconfig <path>', withDefault('kubeconfig with the API server location and credentials', { env: 'KUBECONFIG' }));
+  add('--kubeconfig <path>', 'kubeconfig with the API server location and credentials', { env: 'KUBECONFIG' });
   add('--master <url>', 'API server URL; overrides the server in the kubeconfig');
 
   cmd.addOption(
     new Option(
       '--controllers <list>',
-      withDefault(
-        "controllers to run, comma-separated: '*' = every on-by-default controller, 'foo' enables foo, " +
-          "'-foo' disables foo; the first entry naming a controller wins. May be repeated.",
-        { def: RUN_DEFAULTS.controllers.join(',') },
-      ) +
+      "controllers to run, comma-separated: '*' = every on-by-default controller, 'foo' enables foo, " +
+        "'-foo' disables foo; the first entry naming a controller wins. May be repeated." +
         `\nAll controllers: ${ALL_CONTROLLERS.join(', ')}` +
         `\nDisabled-by-default controllers: ${DISABLED_BY_DEFAULT.join(', ')}`,
-    ).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), ...splitList(value)]),
+    )
+      .default([...RUN_DEFAULTS.controllers], RUN_DEFAULTS.controllers.join(','))
+      // repeated flags add up; the first one replaces the default (commander hands the default in as `previous`)
+      .argParser((value: string, previous: string[]) => [...(cmd.getOptionValueSource('controllers') === 'cli' ? previous : []), ...splitList(value)]),
   );
 
-  add('--kube-api-qps <float>', withDefault('requests per second to the API server, per controller client', { def: RUN_DEFAULTS.kubeApiQps }));
-  add('--kube-api-burst <int>', withDefault('burst of requests to the API server', { def: RUN_DEFAULTS.kubeApiBurst }));
+  add('--kube-api-qps <float>', 'requests per second to the API server, per controller client', { def: RUN_DEFAULTS.kubeApiQps });
+  add('--kube-api-burst <int>', 'burst of requests to the API server', { def: RUN_DEFAULTS.kubeApiBurst });
   const controllerSpecs = controllerFlags();
   const addControllerFlag = (f: FlagSpec) => {
     const arg = f.kind === 'int' ? '<int>' : f.kind === 'duration' ? '<duration>' : '<path>';
-    add(`--${f.name} ${arg}`, f.kind === 'file' ? f.help : withDefault(f.help, { def: f.def }));
+    add(`--${f.name} ${arg}`, f.help, f.kind === 'file' ? {} : { def: f.def });
   };
   // the concurrency flags, then each controller's other flags further down, as upstream groups them
   for (const f of controllerSpecs.filter(isConcurrencyFlag)) addControllerFlag(f);
 
-  add(
-    '--secure-port <int>',
-    withDefault('port for /healthz, /readyz and /metrics (plain HTTP here, HTTPS upstream); 0 disables serving', {
-      def: RUN_DEFAULTS.securePort,
-    }),
-  );
-  add('--bind-address <ip>', withDefault('IP address to serve health and metrics on', { def: RUN_DEFAULTS.bindAddress }));
+  add('--secure-port <int>', 'port for /healthz, /readyz and /metrics (plain HTTP here, HTTPS upstream); 0 disables serving', {
+    def: RUN_DEFAULTS.securePort,
+  });
+  add('--bind-address <ip>', 'IP address to serve health and metrics on', { def: RUN_DEFAULTS.bindAddress });
 
-  add('--leader-elect [bool]', withDefault('leader election' + ignored, { def: RUN_DEFAULTS.leaderElect }));
+  add('--leader-elect [bool]', 'leader election' + ignored, { def: RUN_DEFAULTS.leaderElect });
   add('--leader-elect-lease-duration <duration>', 'lease duration' + ignored);
   add('--leader-elect-renew-deadline <duration>', 'renew deadline' + ignored);
   add('--leader-elect-retry-period <duration>', 'retry period' + ignored);
@@ -160,54 +175,31 @@ export function addRunOptions(cmd: Command): Command {
 
   add(
     '--use-service-account-credentials [bool]',
-    withDefault("each controller uses its own ServiceAccount in kube-system (token from the TokenRequest API), bounded by RBAC's system:controller:* roles", {
-      def: RUN_DEFAULTS.useServiceAccountCredentials,
-    }),
+    "each controller uses its own ServiceAccount in kube-system (token from the TokenRequest API), bounded by RBAC's system:controller:* roles",
+    { def: RUN_DEFAULTS.useServiceAccountCredentials },
   );
   add('--root-ca-file <path>', 'PEM CA bundle published in kube-root-ca.crt ConfigMaps and in service account token Secrets');
   for (const f of controllerSpecs.filter((f) => !isConcurrencyFlag(f))) addControllerFlag(f);
 
   add(
     '--min-resync-period <duration>',
-    withDefault("an idle object's workflow re-observes it this often (upstream resyncs informers at a random point between this and twice this); 0 disables resync", {
-      def: RUN_DEFAULTS.minResyncPeriod,
-    }),
+    "an idle object's workflow re-observes it this often (upstream resyncs informers at a random point between this and twice this); 0 disables resync",
+    { def: RUN_DEFAULTS.minResyncPeriod },
   );
 
-  add('--temporal-address <host:port>', withDefault('Temporal frontend' + ours, { def: RUN_DEFAULTS.temporalAddress, env: 'TEMPORAL_ADDRESS' }));
-  add('--temporal-namespace <ns>', withDefault('Temporal namespace' + ours, { def: RUN_DEFAULTS.temporalNamespace, env: 'TEMPORAL_NAMESPACE' }));
-  add(
-    '--task-queue <name>',
-    withDefault('task queue every replica polls' + ours, { def: RUN_DEFAULTS.taskQueue, env: 'TEMPORAL_KCM_TASK_QUEUE' }),
-  );
-  add('--temporal-tls', withDefault('connect to Temporal over TLS (implied by any --temporal-tls-* flag)' + ours, { env: 'TEMPORAL_TLS' }));
-  add('--temporal-tls-cert <path>', withDefault('PEM client certificate; needs --temporal-tls-key' + ours, { env: 'TEMPORAL_TLS_CERT' }));
-  add('--temporal-tls-key <path>', withDefault('PEM client key; needs --temporal-tls-cert' + ours, { env: 'TEMPORAL_TLS_KEY' }));
-  add('--temporal-tls-ca <path>', withDefault('PEM CA bundle for the server certificate' + ours, { env: 'TEMPORAL_TLS_CA' }));
-  add(
-    '--temporal-tls-server-name <name>',
-    withDefault('server name to verify instead of the address host' + ours, { env: 'TEMPORAL_TLS_SERVER_NAME' }),
-  );
+  addTemporalOptions(cmd, ours);
+  add('--task-queue <name>', 'task queue every replica polls' + ours, { def: RUN_DEFAULTS.taskQueue, env: 'TEMPORAL_KCM_TASK_QUEUE' });
 
-  add(
-    '--resync-backoff-base <duration>',
-    withDefault('delay before the first retry of a failed reconcile; doubles per retry' + testTuning, {
-      def: RUN_DEFAULTS.resyncBackoffBase,
-    }),
-  );
-  add('--resync-backoff-max <duration>', withDefault('longest retry delay' + testTuning, { def: RUN_DEFAULTS.resyncBackoffMax }));
-  add(
-    '--max-history-events <int>',
-    withDefault('workflow history length that triggers continue-as-new' + testTuning, { def: RUN_DEFAULTS.maxHistoryEvents }),
-  );
-  add(
-    '--informer-heartbeat-timeout <duration>',
-    withDefault('a watch activity silent this long is presumed dead and restarted' + testTuning, {
-      def: RUN_DEFAULTS.informerHeartbeatTimeout,
-    }),
-  );
+  add('--resync-backoff-base <duration>', 'delay before the first retry of a failed reconcile; doubles per retry' + testTuning, {
+    def: RUN_DEFAULTS.resyncBackoffBase,
+  });
+  add('--resync-backoff-max <duration>', 'longest retry delay' + testTuning, { def: RUN_DEFAULTS.resyncBackoffMax });
+  add('--max-history-events <int>', 'workflow history length that triggers continue-as-new' + testTuning, { def: RUN_DEFAULTS.maxHistoryEvents });
+  add('--informer-heartbeat-timeout <duration>', 'a watch activity silent this long is presumed dead and restarted' + testTuning, {
+    def: RUN_DEFAULTS.informerHeartbeatTimeout,
+  });
 
-  add('--log-level <level>', withDefault(`one of ${LOG_LEVELS.join(', ')}`, { def: RUN_DEFAULTS.logLevel, env: 'LOG_LEVEL' }));
+  add('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}, any case`, { def: RUN_DEFAULTS.logLevel, env: 'LOG_LEVEL' });
   return cmd;
 }
 
@@ -227,31 +219,39 @@ function parseGoBool(value: string): boolean | undefined {
   return undefined;
 }
 
-/** Collects every problem instead of stopping at the first, so one run reports them all. */
+/**
+ * Reads parsed values with their sources. Collects every problem instead of stopping at the first,
+ * so one run reports them all.
+ */
 class Reader {
   readonly problems: string[] = [];
 
-  constructor(
-    private readonly raw: Record<string, unknown>,
-    private readonly env: NodeJS.ProcessEnv,
-  ) {}
+  constructor(private readonly cmd: Command) {}
 
-  given(flag: string, envName?: string): Given | undefined {
-    const v = this.raw[camel(flag)];
-    if (v !== undefined) return { value: v, origin: `--${flag}` };
-    // an exported-but-empty variable means "unset", as most CLIs treat it
-    const e = envName ? this.env[envName] : undefined;
-    if (e !== undefined && e !== '') return { value: e, origin: `--${flag} (from env ${envName})` };
-    return undefined;
+  /** The value the user gave, on the command line or through the option's variable; undefined when defaulted. */
+  given(flag: string): Given | undefined {
+    const key = camel(flag);
+    const value: unknown = this.cmd.getOptionValue(key);
+    switch (this.cmd.getOptionValueSource(key)) {
+      case 'cli':
+        return { value, origin: `--${flag}` };
+      case 'env':
+        // an exported-but-empty variable means "unset", as most CLIs treat it
+        if (value === '') return undefined;
+        return { value, origin: `--${flag} (from env ${this.cmd.options.find((o) => o.long === `--${flag}`)?.envVar})` };
+      default:
+        return undefined;
+    }
   }
 
   /** The name to blame for a value that parsed but is still wrong. */
-  origin(flag: string, envName?: string): string {
-    return this.given(flag, envName)?.origin ?? `--${flag}`;
+  origin(flag: string): string {
+    return this.given(flag)?.origin ?? `--${flag}`;
   }
 
+  /** Given on the command line (not through the environment, not defaulted). */
   isSet(flag: string): boolean {
-    return this.raw[camel(flag)] !== undefined;
+    return this.cmd.getOptionValueSource(camel(flag)) === 'cli';
   }
 
   fail(origin: string, value: unknown, why: string): undefined {
@@ -259,17 +259,17 @@ class Reader {
     return undefined;
   }
 
-  string(flag: string, opts: { env?: string; def: string }): string;
-  string(flag: string, opts: { env?: string; def?: undefined }): string | undefined;
-  string(flag: string, opts: { env?: string; def?: string }): string | undefined {
-    const g = this.given(flag, opts.env);
+  string(flag: string, opts: { def: string }): string;
+  string(flag: string, opts?: { def?: undefined }): string | undefined;
+  string(flag: string, opts: { def?: string } = {}): string | undefined {
+    const g = this.given(flag);
     if (!g) return opts.def;
     if (typeof g.value !== 'string' || g.value.trim() === '') return this.fail(g.origin, g.value, 'must be a non-empty string') ?? opts.def;
     return g.value.trim();
   }
 
-  int(flag: string, opts: { env?: string; def: number; min: number; max: number }): number {
-    const g = this.given(flag, opts.env);
+  int(flag: string, opts: { def: number; min: number; max: number }): number {
+    const g = this.given(flag);
     if (!g) return opts.def;
     const n = typeof g.value === 'number' ? g.value : typeof g.value === 'string' && /^[+-]?\d+$/.test(g.value.trim()) ? Number(g.value) : NaN;
     if (!Number.isSafeInteger(n)) return this.fail(g.origin, g.value, 'is not an integer') ?? opts.def;
@@ -305,8 +305,8 @@ class Reader {
     return ms;
   }
 
-  bool(flag: string, opts: { env?: string; def: boolean }): boolean {
-    const g = this.given(flag, opts.env);
+  bool(flag: string, opts: { def: boolean }): boolean {
+    const g = this.given(flag);
     if (!g) return opts.def;
     if (typeof g.value === 'boolean') return g.value;
     const b = typeof g.value === 'string' ? parseGoBool(g.value.trim()) : undefined;
@@ -314,10 +314,10 @@ class Reader {
     return b;
   }
 
-  existingFile(flag: string, envName?: string): string | undefined {
-    const p = this.string(flag, { env: envName });
+  existingFile(flag: string): string | undefined {
+    const p = this.string(flag);
     if (p === undefined) return undefined;
-    const origin = this.origin(flag, envName);
+    const origin = this.origin(flag);
     let st: fs.Stats;
     try {
       st = fs.statSync(p);
@@ -332,7 +332,6 @@ class Reader {
 function controllerSpecOf(r: Reader): string[] {
   const g = r.given('controllers');
   if (!g) return [...RUN_DEFAULTS.controllers];
-  if (typeof g.value === 'string') return splitList(g.value);
   if (Array.isArray(g.value) && g.value.every((v): v is string => typeof v === 'string')) return [...g.value];
   r.fail(g.origin, g.value, 'must be a comma-separated list');
   return [...RUN_DEFAULTS.controllers];
@@ -369,18 +368,65 @@ function leaderElectWarning(r: Reader, leaderElect: boolean, taskQueue: string):
   );
 }
 
+/** Where Temporal is and how to reach it. */
+export interface TemporalTarget {
+  address: string;
+  namespace: string;
+  /** absent: plain-text gRPC */
+  tls?: TemporalTlsOptions;
+}
+
+/** The Temporal target of the flags addTemporalOptions adds; problems go to r. */
+function temporalTargetOf(r: Reader): TemporalTarget {
+  const address = r.string('temporal-address', { def: RUN_DEFAULTS.temporalAddress });
+  if (!isHostPort(address)) r.fail(r.origin('temporal-address'), address, 'must be host:port');
+  const namespace = r.string('temporal-namespace', { def: RUN_DEFAULTS.temporalNamespace });
+
+  const tlsWanted = r.bool('temporal-tls', { def: false });
+  const tlsOffBy = r.given('temporal-tls') !== undefined && !tlsWanted ? r.origin('temporal-tls') : undefined;
+  const tls: TemporalTlsOptions = {
+    certPath: r.existingFile('temporal-tls-cert'),
+    keyPath: r.existingFile('temporal-tls-key'),
+    caPath: r.existingFile('temporal-tls-ca'),
+    serverName: r.string('temporal-tls-server-name'),
+  };
+  const certGiven = r.given('temporal-tls-cert') !== undefined;
+  const keyGiven = r.given('temporal-tls-key') !== undefined;
+  if (certGiven !== keyGiven) {
+    r.problems.push(
+      certGiven
+        ? '--temporal-tls-cert needs --temporal-tls-key (a client certificate is useless without its key)'
+        : '--temporal-tls-key needs --temporal-tls-cert (a client key is useless without its certificate)',
+    );
+  }
+  const tlsMaterial = (Object.keys(tls) as (keyof TemporalTlsOptions)[]).filter((k) => tls[k] !== undefined);
+  if (tlsOffBy && tlsMaterial.length) {
+    r.problems.push(`${tlsOffBy} is false, but TLS certificates or a server name were given`);
+  }
+  for (const k of Object.keys(tls) as (keyof TemporalTlsOptions)[]) if (tls[k] === undefined) delete tls[k];
+  return { address, namespace, ...(tlsWanted || tlsMaterial.length ? { tls } : {}) };
+}
+
+/** The Temporal target of an operator command (addTemporalOptions); throws InvalidArgumentError listing every bad value. */
+export function resolveTemporalTarget(cmd: Command): TemporalTarget {
+  const r = new Reader(cmd);
+  const target = temporalTargetOf(r);
+  if (r.problems.length) throw new InvalidArgumentError(r.problems.join('\n'));
+  return target;
+}
+
 /**
- * Turns commander's raw option values (plus the environment) into RunOptions.
- * Precedence is flag, then environment variable, then default.
- * Throws InvalidArgumentError listing every bad value.
+ * Turns a parsed `run` command (addRunOptions) into RunOptions. Precedence is flag, then
+ * environment variable, then default, as commander applies it. Throws InvalidArgumentError
+ * listing every bad value.
  */
-export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): RunOptions {
-  const r = new Reader(raw, env);
+export function resolveRunOptions(cmd: Command): RunOptions {
+  const r = new Reader(cmd);
 
   // KUBECONFIG may list several files, some of which need not exist; the kube client sorts that out
-  const kubeconfig = r.isSet('kubeconfig') ? r.existingFile('kubeconfig') : r.string('kubeconfig', { env: 'KUBECONFIG' });
+  const kubeconfig = r.isSet('kubeconfig') ? r.existingFile('kubeconfig') : r.string('kubeconfig');
 
-  const master = r.string('master', {});
+  const master = r.string('master');
   if (master !== undefined) {
     let ok = false;
     try {
@@ -425,34 +471,8 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
 
   const minResyncPeriodMs = r.durationMs('min-resync-period', { def: RUN_DEFAULTS.minResyncPeriod, allowZero: true }) ?? 0;
 
-  const temporalAddress = r.string('temporal-address', { env: 'TEMPORAL_ADDRESS', def: RUN_DEFAULTS.temporalAddress });
-  if (!isHostPort(temporalAddress)) r.fail(r.origin('temporal-address', 'TEMPORAL_ADDRESS'), temporalAddress, 'must be host:port');
-  const temporalNamespace = r.string('temporal-namespace', { env: 'TEMPORAL_NAMESPACE', def: RUN_DEFAULTS.temporalNamespace });
-  const taskQueue = r.string('task-queue', { env: 'TEMPORAL_KCM_TASK_QUEUE', def: RUN_DEFAULTS.taskQueue });
-
-  const tlsWanted = r.bool('temporal-tls', { env: 'TEMPORAL_TLS', def: false });
-  const tlsExplicitlyOff = !r.isSet('temporal-tls') && env.TEMPORAL_TLS !== undefined && parseGoBool(env.TEMPORAL_TLS) === false;
-  const tls: TemporalTlsOptions = {
-    certPath: r.existingFile('temporal-tls-cert', 'TEMPORAL_TLS_CERT'),
-    keyPath: r.existingFile('temporal-tls-key', 'TEMPORAL_TLS_KEY'),
-    caPath: r.existingFile('temporal-tls-ca', 'TEMPORAL_TLS_CA'),
-    serverName: r.string('temporal-tls-server-name', { env: 'TEMPORAL_TLS_SERVER_NAME' }),
-  };
-  const certGiven = r.given('temporal-tls-cert', 'TEMPORAL_TLS_CERT') !== undefined;
-  const keyGiven = r.given('temporal-tls-key', 'TEMPORAL_TLS_KEY') !== undefined;
-  if (certGiven !== keyGiven) {
-    r.problems.push(
-      certGiven
-        ? '--temporal-tls-cert needs --temporal-tls-key (a client certificate is useless without its key)'
-        : '--temporal-tls-key needs --temporal-tls-cert (a client key is useless without its certificate)',
-    );
-  }
-  const tlsMaterial = (Object.keys(tls) as (keyof TemporalTlsOptions)[]).filter((k) => tls[k] !== undefined);
-  if (tlsExplicitlyOff && tlsMaterial.length) {
-    r.problems.push('TEMPORAL_TLS is false, but TLS certificates or a server name were given');
-  }
-  for (const k of Object.keys(tls) as (keyof TemporalTlsOptions)[]) if (tls[k] === undefined) delete tls[k];
-  const temporalTls = tlsWanted || tlsMaterial.length ? tls : undefined;
+  const temporal = temporalTargetOf(r);
+  const taskQueue = r.string('task-queue', { def: RUN_DEFAULTS.taskQueue });
 
   const resyncBackoffBaseMs = r.durationMs('resync-backoff-base', { def: RUN_DEFAULTS.resyncBackoffBase, allowZero: false }) ?? 1000;
   const resyncBackoffMaxMs = r.durationMs('resync-backoff-max', { def: RUN_DEFAULTS.resyncBackoffMax, allowZero: false }) ?? 300_000;
@@ -467,9 +487,9 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
   const useServiceAccountCredentials = r.bool('use-service-account-credentials', { def: RUN_DEFAULTS.useServiceAccountCredentials });
   const rootCaFile = r.existingFile('root-ca-file');
 
-  const levelText = r.string('log-level', { env: 'LOG_LEVEL', def: RUN_DEFAULTS.logLevel }).toLowerCase();
+  const levelText = r.string('log-level', { def: RUN_DEFAULTS.logLevel }).toLowerCase();
   const logLevel = (LOG_LEVELS as readonly string[]).includes(levelText) ? (levelText as LogLevel) : RUN_DEFAULTS.logLevel;
-  if (logLevel !== levelText) r.fail(r.origin('log-level', 'LOG_LEVEL'), levelText, `must be one of ${LOG_LEVELS.join(', ')}`);
+  if (logLevel !== levelText) r.fail(r.origin('log-level'), levelText, `must be one of ${LOG_LEVELS.join(', ')}`);
 
   if (r.problems.length) throw new InvalidArgumentError(r.problems.join('\n'));
 
@@ -486,10 +506,10 @@ export function resolveRunOptions(raw: Record<string, unknown>, env: NodeJS.Proc
     leaderElect,
     leaderElectWarning: leaderElectWarning(r, leaderElect, taskQueue),
     minResyncPeriodMs,
-    temporalAddress,
-    temporalNamespace,
+    temporalAddress: temporal.address,
+    temporalNamespace: temporal.namespace,
     taskQueue,
-    ...(temporalTls ? { temporalTls } : {}),
+    ...(temporal.tls ? { temporalTls: temporal.tls } : {}),
     resyncBackoffBaseMs,
     resyncBackoffMaxMs,
     maxHistoryEvents,

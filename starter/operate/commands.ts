@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import { LoopState, PAUSE_SIGNAL, PauseRequest, RESUME_SIGNAL, STATE_QUERY } from '../../workflows/runtime/object-loop';
-import { TemporalClientOptions, addTemporalClientOptions, resolveTemporalTarget, withTemporalClient } from './connection';
+import { addTemporalOptions, resolveTemporalTarget, withTemporalClient } from './connection';
 import { ObjectRef, WorkflowRef, describeObject, listObjectWorkflows, parseObjectRef } from './objects';
 import { withUsageErrors } from './usage';
 import { OperateError } from './errors';
@@ -9,7 +9,7 @@ import { OperateError } from './errors';
 const print = (line: string) => process.stdout.write(line + '\n');
 
 
-interface ObjectCommandOptions extends TemporalClientOptions {
+interface ObjectCommandOptions {
   uid?: string;
   controller?: string;
   json?: boolean;
@@ -17,7 +17,7 @@ interface ObjectCommandOptions extends TemporalClientOptions {
 }
 
 function objectCommand(program: Command, name: string, description: string): Command {
-  return addTemporalClientOptions(
+  return addTemporalOptions(
     program
       .command(name)
       .description(description)
@@ -50,7 +50,7 @@ export function addOperateCommands(program: Command): void {
     .option('--json', 'print JSON');
   state.action(withUsageErrors(state, async (kind: string, object: string, opts: ObjectCommandOptions) => {
     const o = parseObjectRef(kind, object, { uid: opts.uid, controller: opts.controller });
-    await withTemporalClient(resolveTemporalTarget(opts), async (client) => {
+    await withTemporalClient(resolveTemporalTarget(state), async (client) => {
       const out: Array<{ workflow: WorkflowRef; state: LoopState }> = [];
       for (const w of await running(client, o)) {
         let st: LoopState;
@@ -72,7 +72,7 @@ export function addOperateCommands(program: Command): void {
   pause.action(withUsageErrors(pause, async (kind: string, object: string, opts: ObjectCommandOptions) => {
     const o = parseObjectRef(kind, object, { uid: opts.uid, controller: opts.controller });
     const req: PauseRequest = opts.reason ? { reason: opts.reason } : {};
-    await withTemporalClient(resolveTemporalTarget(opts), async (client) => {
+    await withTemporalClient(resolveTemporalTarget(pause), async (client) => {
       for (const w of await running(client, o)) {
         await client.workflow.getHandle(w.workflowId).signal(PAUSE_SIGNAL, req);
         print(`paused ${w.workflowId}`);
@@ -83,7 +83,7 @@ export function addOperateCommands(program: Command): void {
   const resume = objectCommand(program, 'resume', 'reconcile a paused object again, catching up with every change made meanwhile');
   resume.action(withUsageErrors(resume, async (kind: string, object: string, opts: ObjectCommandOptions) => {
     const o = parseObjectRef(kind, object, { uid: opts.uid, controller: opts.controller });
-    await withTemporalClient(resolveTemporalTarget(opts), async (client) => {
+    await withTemporalClient(resolveTemporalTarget(resume), async (client) => {
       for (const w of await running(client, o)) {
         await client.workflow.getHandle(w.workflowId).signal(RESUME_SIGNAL);
         print(`resumed ${w.workflowId}`);

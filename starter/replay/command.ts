@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DefaultLogger, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
-import { TemporalClientOptions, TemporalTarget, addTemporalClientOptions, resolveTemporalTarget, withTemporalClient } from '../operate/connection';
+import { TemporalTarget, addTemporalOptions, resolveTemporalTarget, withTemporalClient } from '../operate/connection';
 import { USAGE_EXIT_CODE } from '../operate/usage';
 import { ReplayReport, coreMessage, defaultWorkflowsPath, fetchHistory, loadHistoryFile, replayHistory, workflowIdOf } from './replay';
 
-export interface ReplayCommandOptions extends TemporalClientOptions {
+export interface ReplayCommandOptions {
   runId?: string;
   historyFile?: string;
   workflows?: string;
@@ -22,7 +22,7 @@ const print = (line: string) => process.stdout.write(line + '\n');
  * 1 when it diverges, 2 on usage errors.
  */
 export function addReplayCommand(program: Command): void {
-  const cmd = addTemporalClientOptions(program
+  const cmd = addTemporalOptions(program
     .command('replay')
     .description('replay a workflow history against this build\'s workflow code and show where it diverges')
     .argument('[workflow-id]', 'fetch the history of this workflow from Temporal (e.g. replicaset/default/web)')
@@ -38,7 +38,7 @@ export function addReplayCommand(program: Command): void {
     if (opts.runId !== undefined && workflowId === undefined) usage('--run-id needs <workflow-id>');
     let target: TemporalTarget | undefined;
     try {
-      target = resolveTemporalTarget(opts);
+      target = resolveTemporalTarget(cmd);
     } catch (e) {
       if (e instanceof InvalidArgumentError) usage(e.message);
       throw e;

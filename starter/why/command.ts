@@ -4,7 +4,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { OperateError } from '../operate/errors';
-import { TemporalClientOptions, addTemporalClientOptions, resolveTemporalTarget, withTemporalClient } from '../operate/connection';
+import { addTemporalOptions, resolveTemporalTarget, withTemporalClient } from '../operate/connection';
 import { describeObject, parseObjectRef } from '../operate/objects';
 import { withUsageErrors } from '../operate/usage';
 import { DEFAULT_RUN_LIMIT, fetchObjectRuns } from './fetch';
@@ -19,7 +19,7 @@ function intArg(min: number, max: number) {
   };
 }
 
-interface WhyOptions extends TemporalClientOptions {
+interface WhyOptions {
   uid?: string;
   controller?: string;
   json?: boolean;
@@ -28,7 +28,7 @@ interface WhyOptions extends TemporalClientOptions {
 }
 
 export function addWhyCommand(program: Command): void {
-  const cmd = addTemporalClientOptions(
+  const cmd = addTemporalOptions(
     program
       .command('why')
       .description("show an object's reconcile timeline from its workflow histories: what each controller saw, decided and wrote, and what it waits for")
@@ -43,7 +43,7 @@ export function addWhyCommand(program: Command): void {
 
   cmd.action(withUsageErrors(cmd, async (kind: string, object: string, opts: WhyOptions) => {
     const o = parseObjectRef(kind, object, { uid: opts.uid, controller: opts.controller });
-    const target = resolveTemporalTarget(opts);
+    const target = resolveTemporalTarget(cmd);
     const runs = await withTemporalClient(target, (client) => fetchObjectRuns(client, o, { limit: opts.limit }));
     if (!runs.length) {
       throw new OperateError(

@@ -3,16 +3,33 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { DISABLED_BY_DEFAULT } from '../../starter/controller-names';
-import { RunOptions, addRunOptions, loadTemporalTls, resolveRunOptions } from '../../starter/run-options';
+import { RunOptions, addRunOptions, addTemporalOptions, loadTemporalTls, resolveRunOptions, resolveTemporalTarget } from '../../starter/run-options';
 import { parseGoDuration } from '../../workflows/common/duration';
 import { CONTROLLERS, controllerFlags } from '../../workers/registry';
 import { flagDefault } from '../../workers/flags';
 import { concurrencyOf } from '../../workers/descriptor';
 
+/** Parses args with exactly `env` as the environment of cmd's variables (the test process's own are hidden). */
+function parseWithEnv(cmd: Command, args: string[], env: NodeJS.ProcessEnv): Command {
+  cmd.exitOverride().configureOutput({ writeErr: () => undefined });
+  const names = cmd.options.map((o) => o.envVar).filter((v): v is string => v !== undefined);
+  const saved = names.map((n) => [n, process.env[n]] as const);
+  for (const n of names) {
+    if (env[n] === undefined) delete process.env[n];
+    else process.env[n] = env[n];
+  }
+  try {
+    return cmd.parse(args, { from: 'user' });
+  } finally {
+    for (const [n, v] of saved) {
+      if (v === undefined) delete process.env[n];
+      else process.env[n] = v;
+    }
+  }
+}
+
 function run(args: string[], env: NodeJS.ProcessEnv = {}): RunOptions {
-  const cmd = addRunOptions(new Command('run').exitOverride().configureOutput({ writeErr: () => undefined }));
-  cmd.parse(args, { from: 'user' });
-  return resolveRunOptions(cmd.opts(), env);
+  return resolveRunOptions(parseWithEnv(addRunOptions(new Command('run')), args, env));
 }
 
 function problem(args: string[], env: NodeJS.ProcessEnv = {}): string {
@@ -289,7 +306,29 @@ describe('Temporal TLS', () => {
     expect(problem([], { TEMPORAL_TLS_CERT: path.join(dir, 'gone'), TEMPORAL_TLS_KEY: key })).toContain(
       '(from env TEMPORAL_TLS_CERT)',
     );
-    expect(problem(['--temporal-tls-ca', ca], { TEMPORAL_TLS: 'false' })).toContain('TEMPORAL_TLS is false');
+    expect(problem(['--temporal-tls-ca', ca], { TEMPORAL_TLS: 'false' })).toBe(
+      '--temporal-tls (from env TEMPORAL_TLS) is false, but TLS certificates or a server name were given',
+    );
+    expect(problem(['--temporal-tls=false', '--temporal-tls-server-name', 'x'])).toContain('--temporal-tls is false');
+    // the flag alone, with no value, turns TLS on
+    expect(run(['--temporal-tls', '--temporal-tls-ca', ca]).temporalTls).toEqual({ caPath: ca });
+  });
+});
+
+describe('the operator commands\' Temporal flags', () => {
+  const target = (args: string[], env: NodeJS.ProcessEnv = {}) => resolveTemporalTarget(parseWithEnv(addTemporalOptions(new Command('why')), args, env));
+
+  test('the same names, variables, defaults and checks as run\'s', () => {
+    expect(target([])).toEqual({ address: '127.0.0.1:7233', namespace: 'default' });
+    expect(target(['--temporal-namespace', 'kcm'], { TEMPORAL_ADDRESS: 't.example:7233', TEMPORAL_TLS: 'true' })).toEqual({
+      address: 't.example:7233',
+      namespace: 'kcm',
+      tls: {},
+    });
+    expect(target(['--temporal-tls-ca', ca]).tls).toEqual({ caPath: ca });
+    expect(() => target([], { TEMPORAL_ADDRESS: 'nope' })).toThrow('--temporal-address (from env TEMPORAL_ADDRESS): "nope" must be host:port');
+    expect(() => target(['--temporal-tls-cert', cert])).toThrow('--temporal-tls-cert needs --temporal-tls-key');
+    expect(() => target(['--temporal-tls-ca', path.join(dir, 'gone')])).toThrow('does not exist');
   });
 });
 
@@ -301,5 +340,7 @@ describe('addRunOptions', () => {
     }
     expect(help).toContain('Disabled-by-default controllers: bootstrap-signer-controller, selinux-warning-controller, token-cleaner-controller');
     expect(help).toContain('default: 10257');
+    expect(help).toContain('env: TEMPORAL_ADDRESS');
+    expect(help).toMatch(/--controllers <list>[\s\S]*default: \*/);
   });
 });
