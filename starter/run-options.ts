@@ -37,6 +37,7 @@ export const RUN_DEFAULTS = {
   maxHistoryEvents: 10000,
   useServiceAccountCredentials: false,
   informerHeartbeatTimeout: '15s',
+  workflowStackTraces: false,
   logLevel: 'info' as LogLevel,
 } as const;
 
@@ -88,6 +89,8 @@ export interface RunOptions {
   useServiceAccountCredentials: boolean;
   /** PEM CA bundle put into token Secrets and kube-root-ca.crt ConfigMaps */
   rootCaFile?: string;
+  /** collect pending promises' stack traces for Temporal's stack-trace query (costly; off by default) */
+  workflowStackTraces: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,6 +202,11 @@ export function addRunOptions(cmd: Command): Command {
     def: RUN_DEFAULTS.informerHeartbeatTimeout,
   });
 
+  add(
+    '--workflow-stack-traces [bool]',
+    "answer Temporal's stack-trace query (the Web UI's Stack Trace tab); the SDK then records a stack trace for every promise a workflow makes, about a quarter of the workflow thread's CPU" + ours,
+    { def: RUN_DEFAULTS.workflowStackTraces },
+  );
   add('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}, any case`, { def: RUN_DEFAULTS.logLevel, env: 'LOG_LEVEL' });
   return cmd;
 }
@@ -485,6 +493,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     r.durationMs('informer-heartbeat-timeout', { def: RUN_DEFAULTS.informerHeartbeatTimeout, allowZero: false }) ?? 15_000;
 
   const useServiceAccountCredentials = r.bool('use-service-account-credentials', { def: RUN_DEFAULTS.useServiceAccountCredentials });
+  const workflowStackTraces = r.bool('workflow-stack-traces', { def: RUN_DEFAULTS.workflowStackTraces });
   const rootCaFile = r.existingFile('root-ca-file');
 
   const levelText = r.string('log-level', { def: RUN_DEFAULTS.logLevel }).toLowerCase();
@@ -517,6 +526,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     logLevel,
     useServiceAccountCredentials,
     ...(rootCaFile ? { rootCaFile } : {}),
+    workflowStackTraces,
   };
 }
 

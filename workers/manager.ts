@@ -178,7 +178,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       activities,
       maxConcurrentActivityTaskExecutions: Math.max(1, syncs),
       maxConcurrentWorkflowTaskExecutions: Math.max(2, syncs),
-    }, allActivityNames));
+    }, allActivityNames, opts.workflowStackTraces));
   }
   // The base queue: the informer workflows, and the migration of workflows started there before.
   workers.push(await createSharedThreadWorker({
@@ -187,7 +187,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     activities: legacyActivities,
     maxConcurrentActivityTaskExecutions: 4,
     maxConcurrentWorkflowTaskExecutions: 2,
-  }, allActivityNames));
+  }, allActivityNames, opts.workflowStackTraces));
   // The watch itself runs only on replicas of this exact set of controllers.
   const informerQueue = informerTaskQueue(opts.taskQueue, shortNames);
   workers.push(await Worker.create({

@@ -1,4 +1,6 @@
+import { Worker as NodeWorker } from 'node:worker_threads';
 import { CompiledWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
+import { ThreadedVMWorkflowCreator, WorkerThreadClient } from '@temporalio/worker/lib/workflow/threaded-vm';
 
 /*
  * One workflow thread for every worker of this process.
@@ -12,6 +14,12 @@ import { CompiledWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker
  * The runner checks activity names against what was registered, so it is told every name that
  * any of the workers registers. Should an SDK version drop that hook, each worker gets its own
  * thread again (correct, only bigger), and the manager logs it.
+ *
+ * The thread is started here rather than by the SDK so that one SDK feature can be left off: for
+ * Temporal's stack-trace query (the Web UI's "Stack Trace" tab) the SDK installs a V8 promise hook
+ * that captures and formats a source-mapped stack trace for every promise a workflow creates.
+ * Profiled in the restart benchmark that was about a quarter of the workflow thread's CPU; the
+ * `state` query and `why` answer what that tab would. `--workflow-stack-traces` turns it back on.
  */
 
 /** The hook's own parameter and result types, as the SDK declares them (not all are exported by name). */
@@ -26,6 +34,33 @@ export const sharingSupported = typeof hook === 'function';
 
 let shared: { creator: Promise<Creator>; users: number } | undefined;
 let activityNames: ReadonlySet<string> = new Set();
+let stackTraces = false;
+
+/**
+ * The SDK's own workflow thread, with the promise hook of its stack-trace collection never set (the
+ * SDK then answers the stack-trace query with "not enabled"). Only that hook: `v8.promiseHooks`
+ * itself must stay, since AsyncLocalStorage, which cancellation scopes run on, needs it.
+ */
+function threadSource(): string {
+  const sdk = (m: string) => JSON.stringify(require.resolve(`@temporalio/worker/lib/workflow/${m}`));
+  return `
+    require(${sdk('vm-shared')}).globalHandlers.setPromiseHook = () => undefined;
+    require(${sdk('workflow-worker-thread')});
+  `;
+}
+
+async function startThread(bundle: Bundle, compiledOptions: CompiledWorkerOptions, logger: SdkLogger, names: ReadonlySet<string>): Promise<Creator> {
+  const client = new WorkerThreadClient(new NodeWorker(threadSource(), { eval: true }), logger, compiledOptions.patchActivationCallback);
+  await client.send({
+    type: 'init',
+    workflowBundle: bundle,
+    isolateExecutionTimeoutMs: compiledOptions.isolateExecutionTimeoutMs,
+    reuseV8Context: compiledOptions.reuseV8Context ?? true,
+    registeredActivityNames: new Set(names),
+    hasPatchActivationCallback: compiledOptions.patchActivationCallback !== undefined,
+  });
+  return new ThreadedVMWorkflowCreator([client]);
+}
 
 class SharedThreadWorker extends Worker {
   protected static override async createWorkflowCreator(bundle: Bundle, compiledOptions: CompiledWorkerOptions, logger: SdkLogger): Promise<Creator> {
@@ -34,7 +69,10 @@ class SharedThreadWorker extends Worker {
       const all = new Map(compiledOptions.activities);
       const sample = [...compiledOptions.activities.values()][0];
       for (const n of activityNames) if (!all.has(n) && sample) all.set(n, sample);
-      shared = { creator: hook!.call(Worker, bundle, { ...compiledOptions, activities: all }, logger), users: 0 };
+      const creator = stackTraces || compiledOptions.debugMode
+        ? hook!.call(Worker, bundle, { ...compiledOptions, activities: all }, logger)
+        : startThread(bundle, compiledOptions, logger, new Set(all.keys()));
+      shared = { creator, users: 0 };
     }
     const mine = shared;
     mine.users++;
@@ -53,9 +91,11 @@ class SharedThreadWorker extends Worker {
 
 /**
  * Creates a worker whose workflows run on the process's shared workflow thread. `allActivityNames`
- * is every activity name any worker of this process registers (the first worker creates the thread).
+ * is every activity name any worker of this process registers (the first worker creates the thread);
+ * `workflowStackTraces` keeps the SDK's stack-trace collection (see above).
  */
-export function createSharedThreadWorker(options: WorkerOptions, allActivityNames: ReadonlySet<string>): Promise<Worker> {
+export function createSharedThreadWorker(options: WorkerOptions, allActivityNames: ReadonlySet<string>, workflowStackTraces = false): Promise<Worker> {
   activityNames = allActivityNames;
+  stackTraces = workflowStackTraces;
   return sharingSupported ? SharedThreadWorker.create(options) : Worker.create(options);
 }

@@ -104,6 +104,8 @@ test('pause holds one object\'s writes while others go on; state shows it; resum
   // the Web UI's current details say so too (served by Temporal's built-in metadata query)
   const meta = await client.workflow.getHandle(`replicaset/${ns}/held`).query<{ currentDetails?: string }>('__temporal_workflow_metadata');
   expect(meta.currentDetails).toMatch(/Paused.*incident 42/);
+  // the stack-trace query is off unless --workflow-stack-traces: its promise hook costs CPU on every workflow
+  await expect(client.workflow.getHandle(`replicaset/${ns}/held`).query('__stack_trace')).rejects.toThrow(/stack traces are not enabled/);
   expect(s.stdout).toMatch(/[1-9]\d* events pending/);
 
   expect((await cli(['resume', 'rs', `${ns}/held`])).code).toBe(0);

@@ -1,13 +1,9 @@
 import { selectorMatches } from '../common/selector';
+import type { V1PolicyRule } from '@kubernetes/client-node';
 import type { LabelSelector } from '../common/meta';
 
-export interface PolicyRule {
-  verbs: string[];
-  apiGroups?: string[];
-  resources?: string[];
-  resourceNames?: string[];
-  nonResourceURLs?: string[];
-}
+/** rbac/v1 PolicyRule: client-node's model is the JSON shape exactly. */
+export type PolicyRule = V1PolicyRule;
 
 /** A ClusterRole as aggregation reads it. */
 export interface ClusterRoleView {

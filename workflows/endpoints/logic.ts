@@ -1,3 +1,4 @@
+import type { CoreV1EndpointPort, V1EndpointAddress, V1EndpointSubset } from '@kubernetes/client-node';
 import { utf8Bytes } from '../common/utf8';
 import type { EndpointPod, ObjectReference, ServicePortView, ServiceView } from '../service-endpoints/types';
 
@@ -15,28 +16,11 @@ export const OVER_CAPACITY_ANNOTATION = 'endpoints.kubernetes.io/over-capacity';
 export const TRUNCATED = 'truncated';
 export const MAX_CAPACITY = 1000;
 
-/** core/v1 Endpoints subset types in their JSON shape; an absent list is Go's nil list. */
+/** core/v1 Endpoints subset types: client-node's models are their JSON shape; an absent list is Go's nil list. */
 export type { ObjectReference } from '../service-endpoints/types';
-
-export interface EndpointAddress {
-  ip: string;
-  hostname?: string;
-  nodeName?: string;
-  targetRef?: ObjectReference;
-}
-
-export interface EndpointPort {
-  name?: string;
-  port: number;
-  protocol?: string;
-  appProtocol?: string;
-}
-
-export interface EndpointSubset {
-  addresses?: EndpointAddress[];
-  notReadyAddresses?: EndpointAddress[];
-  ports?: EndpointPort[];
-}
+export type EndpointAddress = V1EndpointAddress;
+export type EndpointPort = CoreV1EndpointPort;
+export type EndpointSubset = V1EndpointSubset;
 
 /** What the workflow asks the write activity for; the activity compares it with the live object. */
 export interface EndpointsWrite {

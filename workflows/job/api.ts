@@ -1,3 +1,4 @@
+import type { V1SuccessPolicy, V1SuccessPolicyRule } from '@kubernetes/client-node';
 /**
  * The batch/v1 Job API as the job controller reads it, and the slice of a pod's status its
  * decisions need. Shared by the leaf modules (indexes, pod failure policy, success policy,
@@ -62,15 +63,9 @@ export interface PodFailurePolicy {
   rules: PodFailurePolicyRule[];
 }
 
-export interface SuccessPolicyRule {
-  /** compressed interval list, e.g. "0,2-4" */
-  succeededIndexes?: string;
-  succeededCount?: number;
-}
-
-export interface SuccessPolicy {
-  rules: SuccessPolicyRule[];
-}
+/** batch/v1 SuccessPolicy (succeededIndexes is a compressed interval list, e.g. "0,2-4"): client-node's models are the JSON shape. */
+export type SuccessPolicyRule = V1SuccessPolicyRule;
+export type SuccessPolicy = V1SuccessPolicy;
 
 export type CompletionMode = 'NonIndexed' | 'Indexed';
 export type PodReplacementPolicy = 'TerminatingOrFailed' | 'Failed';

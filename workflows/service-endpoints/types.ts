@@ -3,17 +3,10 @@
  * as the watch projects them: enough to compute Endpoints and EndpointSlices as upstream does,
  * nothing more (no pod specs beyond ports, no statuses beyond readiness and addresses).
  */
+import type { V1ObjectReference } from '@kubernetes/client-node';
 
-/** core/v1 ObjectReference as Endpoints addresses and EndpointSlice endpoints carry it (JSON shape). */
-export interface ObjectReference {
-  kind?: string;
-  namespace?: string;
-  name?: string;
-  uid?: string;
-  apiVersion?: string;
-  resourceVersion?: string;
-  fieldPath?: string;
-}
+/** core/v1 ObjectReference as Endpoints addresses and EndpointSlice endpoints carry it: client-node's model is its JSON shape. */
+export type ObjectReference = V1ObjectReference;
 
 export interface ServicePortView {
   name?: string;
