@@ -14,8 +14,25 @@ export const PREBUILT_BUNDLE = path.join(__dirname, '..', 'workflow-bundle.js');
  */
 export async function writeWorkflowBundle(out = PREBUILT_BUNDLE): Promise<number> {
   const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_ENTRY });
-  fs.writeFileSync(out, code);
-  return code.length;
+  const slim = withoutSourcesContent(code);
+  fs.writeFileSync(out, slim);
+  return slim.length;
+}
+
+const INLINE_MAP = '//# sourceMappingURL=data:application/json;charset=utf-8;base64,';
+
+/**
+ * The bundle with its inline source map kept but the sources' text taken out of it. The worker
+ * parses the map into its workflow thread to turn stack traces into file:line; the text is only
+ * for showing source lines, which the manager never asks for (showStackTraceSources), and
+ * holding it cost the thread about 10 MiB.
+ */
+export function withoutSourcesContent(code: string): string {
+  const at = code.lastIndexOf(INLINE_MAP);
+  if (at < 0) return code;
+  const map = JSON.parse(Buffer.from(code.slice(at + INLINE_MAP.length).trim(), 'base64').toString('utf8')) as Record<string, unknown>;
+  delete map.sourcesContent;
+  return `${code.slice(0, at)}${INLINE_MAP}${Buffer.from(JSON.stringify(map)).toString('base64')}\n`;
 }
 
 function newestMtime(dir: string): number {

@@ -114,7 +114,8 @@ export class Signaller {
   async flush(concurrency = 32): Promise<void> {
     const now = Date.now();
     for (const [id, at] of this.lastSent) if (now - at >= HOT_KEY_INTERVAL_MS) this.lastSent.delete(id);
-    const batch = [...this.pending.entries()].filter(([id, item]) => this.due(id, item, now));
+    // urgent events first: a pod to replace must not wait behind a storm's status signals
+    const batch = [...this.pending.entries()].filter(([id, item]) => this.due(id, item, now)).sort(([, a], [, b]) => Number(b.urgent) - Number(a.urgent));
     for (const [id] of batch) {
       this.pending.delete(id);
       this.lastSent.set(id, now);

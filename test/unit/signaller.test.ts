@@ -39,6 +39,14 @@ describe('signaller wake-ups', () => {
     expect(s.size).toBe(1);
   });
 
+  test('a flush sends urgent events first, whatever order they were queued in', async () => {
+    const { s, sent } = signaller();
+    for (const n of ['a', 'b', 'c']) s.queue(target(n), {}, keepLater);
+    s.queue(target('d'), { podGone: true }, keepLater, true);
+    await s.flush(1);
+    expect(sent).toEqual(['replicaset/ns/d', 'replicaset/ns/a', 'replicaset/ns/b', 'replicaset/ns/c']);
+  });
+
   test('an urgent event waits only the short interval after its key was signalled', async () => {
     const { s, sent } = signaller();
     s.queue(target('a'), {}, keepLater);
