@@ -7,6 +7,7 @@ import type { Signaller } from '../activities/informers/signaller';
 import type { RecordEvent } from '../activities/kube/events';
 import type { LocalReads } from '../activities/informers/local-reads';
 import type { KubeRest } from '../activities/kube/rest';
+import type { ClientRateScale } from '../activities/kube/service-account-credentials';
 import type { LoopTuning } from '../workflows/runtime/object-loop';
 import { flagValue, type FlagSpec, type FlagValues, type IntFlag } from './flags';
 
@@ -97,6 +98,8 @@ export interface ControllerDescriptor {
   serviceAccount?: string;
   /** without a ServiceAccount: the name its client adds to the User-Agent, as upstream's client builder names it */
   clientName?: string;
+  /** its client's rate limit as multiples of --kube-api-qps and --kube-api-burst, where upstream raises it */
+  clientRate?: ClientRateScale;
   /** its `--concurrent-*-syncs` flag, or the fixed number of workers upstream gives it */
   concurrency: IntFlag | number;
   /** its other flags, in --help order */

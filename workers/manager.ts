@@ -99,7 +99,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   };
   const depsOf = (name: string): ControllerDeps => {
     const d = descriptorOf(name);
-    const r = d?.serviceAccount ? clientOf(d.serviceAccount) : ownClient(d?.clientName ?? name);
+    const r = d?.serviceAccount ? clientOf(d.serviceAccount, d.clientRate) : ownClient(d?.clientName ?? name);
     if (!recorders.has(r)) recorders.set(r, createEventRecorder(r, instance, logger));
     return { rest: r, logger, recordEvent: recorders.get(r)! };
   };

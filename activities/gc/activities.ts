@@ -4,7 +4,7 @@ import type { GcAction, ObjectMetaView, ObjectRef, OwnerLookup } from '../../wor
 import { RestMapper, collectionPath } from './discovery';
 import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
-import { patchOwnerReferences, releaseFrom } from '../kube/ownership';
+import { patchOwnerReferences, removeOwnerReference } from '../kube/ownership';
 import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
 
@@ -145,12 +145,17 @@ export function createGcActivities(deps: GcActivityDeps) {
             return done('patched' in r, 'patched' in r ? '' : 'changed since it was read');
           }
           case 'orphanDependents': {
+            // every dependent must be patched before the orphan finalizer may go: a dependent left
+            // pointing at its deleted owner would then be collected as dangling
+            const lost: string[] = [];
             for (const d of action.dependents) {
               const path = await pathOf(d);
-              if (path) await patchOwnerReferences(rest, path, d.uid, releaseFrom(action.owner.uid));
+              // a kind the API no longer serves has no objects left to patch (upstream's patch gets a 404)
+              if (!path) continue;
+              if ((await removeOwnerReference(rest, path, d.uid, action.owner.uid)) === 'conflict') lost.push(`${d.kind} ${d.name}`);
               heartbeat();
             }
-            return done(true);
+            return done(lost.length === 0, lost.length ? `could not remove the owner reference from ${lost.join(', ')}` : '');
           }
           case 'removeFinalizer': {
             const path = await pathOf(action.target);

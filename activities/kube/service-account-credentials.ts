@@ -77,6 +77,12 @@ export function controllerUserAgent(serviceAccount: string, useServiceAccounts: 
   return userAgentFor(useServiceAccounts ? `system:serviceaccount:${CONTROLLER_SA_NAMESPACE}:${serviceAccount}` : serviceAccount);
 }
 
+/** How much more than --kube-api-qps and --kube-api-burst a controller's client may send (upstream raises a few). */
+export interface ClientRateScale {
+  qps?: number;
+  burst?: number;
+}
+
 /**
  * The API client each controller's activities use, one per controller, each with a rate limit of
  * its own (--kube-api-qps and --kube-api-burst apiece: upstream builds a clientset, and so a token
@@ -86,13 +92,14 @@ export function controllerUserAgent(serviceAccount: string, useServiceAccounts: 
  */
 export function controllerClients(root: KubeRest, useServiceAccounts: boolean, qps: number, burst: number, logger: Logger) {
   const clients = new Map<string, KubeRest>();
-  return (serviceAccount: string): KubeRest => {
+  return (serviceAccount: string, scale: ClientRateScale = {}): KubeRest => {
     let c = clients.get(serviceAccount);
     if (!c) {
       const userAgent = controllerUserAgent(serviceAccount, useServiceAccounts);
+      const limiter = new TokenBucket(qps * (scale.qps ?? 1), burst * (scale.burst ?? 1));
       c = useServiceAccounts
-        ? root.withAuth(new ServiceAccountToken(root, serviceAccount, logger), new TokenBucket(qps, burst), userAgent)
-        : root.withUserAgent(userAgent, new TokenBucket(qps, burst));
+        ? root.withAuth(new ServiceAccountToken(root, serviceAccount, logger), limiter, userAgent)
+        : root.withUserAgent(userAgent, limiter);
       clients.set(serviceAccount, c);
     }
     return c;

@@ -8,6 +8,8 @@ export const namespaceController: ControllerDescriptor = {
   name: 'namespace-controller',
   short: 'namespace',
   serviceAccount: 'namespace-controller',
+  // upstream: emptying a namespace is many discovery reads and deletes, so its client gets 20x the QPS and 100x the burst
+  clientRate: { qps: 20, burst: 100 },
   concurrency: intFlag('concurrent-namespace-syncs', 10, 'how many namespaces may be emptied at the same time'),
   flags: [NAMESPACE_SYNC_PERIOD],
   workflows: [namespaceWorkflow],

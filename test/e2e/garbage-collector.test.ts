@@ -84,6 +84,48 @@ test('--cascade=orphan: ReplicaSets and pods stay, without their ownerReferences
   expect((await listPods(rest, ns, 'app=orph')).length).toBe(2);
 });
 
+test('--cascade=orphan, 20 times while the ReplicaSets\' status is being written: no owner goes before its ReplicaSet is released, and no ReplicaSet is lost', async () => {
+  const names = Array.from({ length: 20 }, (_, i) => `orph-race-${i}`);
+  const owners = await Promise.all(names.map((n) => deployment(n, 2)));
+  const uidOf = new Map(owners.map((d) => [d.metadata.uid!, d.metadata.name!]));
+  const rsBefore = (await list(rsPath())).filter((r) => r.metadata.name?.startsWith('orph-race-'));
+  expect(rsBefore).toHaveLength(20);
+
+  // a pod of each goes first, so the replicaset controller writes its ReplicaSet's status while the collector orphans it
+  const pods = await listPods(rest, ns);
+  const deletes = names.map(async (n) => {
+    const pod = pods.find((p) => p.metadata?.labels?.app === n);
+    if (pod) await rest.request('DELETE', `/api/v1/namespaces/${ns}/pods/${pod.metadata!.name}`).catch(() => undefined);
+    await rest.request('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/${n}`, { body: { propagationPolicy: 'Orphan' } });
+  });
+
+  // every 100 ms: the owners still there (read first), then who the ReplicaSets point at (read after).
+  // A ReplicaSet that still points at an owner already gone was released too late.
+  const violations: string[] = [];
+  let gone = false;
+  const poll = (async () => {
+    while (!gone) {
+      const live = new Set((await list(`/apis/apps/v1/namespaces/${ns}/deployments`)).map((d) => d.metadata.uid));
+      for (const rs of (await list(rsPath())).filter((r) => r.metadata.name?.startsWith('orph-race-'))) {
+        for (const ref of rs.metadata.ownerReferences ?? []) {
+          if (uidOf.has(ref.uid) && !live.has(ref.uid)) violations.push(`${rs.metadata.name} still names ${uidOf.get(ref.uid)}, already gone`);
+        }
+      }
+      gone = [...uidOf.keys()].every((uid) => !live.has(uid));
+      if (!gone) await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  await Promise.all(deletes);
+  await Promise.race([poll, new Promise((_, reject) => setTimeout(() => reject(new Error('owners not gone within 90 s')), 90_000))]);
+  expect(violations).toEqual([]);
+
+  // and the collector does not come back for them as dangling
+  await new Promise((r) => setTimeout(r, 3000));
+  const rsAfter = (await list(rsPath())).filter((r) => r.metadata.name?.startsWith('orph-race-'));
+  expect(rsAfter.map((r) => r.metadata.uid).sort()).toEqual(rsBefore.map((r) => r.metadata.uid).sort());
+  expect(rsAfter.filter((r) => (r.metadata.ownerReferences ?? []).length > 0).map((r) => r.metadata.name)).toEqual([]);
+}, 240_000);
+
 test('an ownerReference to a UID that never existed: the dependent is deleted', async () => {
   await rest.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'dangling',
     ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-0000-0000-000000000000' }] } } });
@@ -118,12 +160,20 @@ test('a CRD created after the manager started: deleting an instance deletes the 
     await rest.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: `widget-part-${i}`,
       ownerReferences: [{ apiVersion: `${group}/v1`, kind: 'Widget', name: 'w1', uid: widget.metadata.uid }] } } });
   }
+  // and a Widget owned by a ConfigMap, to orphan: a custom resource takes no strategic merge patch
+  const holder = (await rest.request<Obj>('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'widget-holder' } } })).body;
+  await rest.request('POST', `/apis/${group}/v1/namespaces/${ns}/widgets`, { body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w2',
+    ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'widget-holder', uid: holder.metadata.uid }] } } });
   // wait until the collector has seen the new kind (it rediscovers every 30 s) before deleting
   await new Promise((r) => setTimeout(r, 35_000));
   expect(await exists(`/api/v1/namespaces/${ns}/configmaps/widget-part-1`)).toBe(true);
   await rest.request('DELETE', `/apis/${group}/v1/namespaces/${ns}/widgets/w1`);
+  await rest.request('DELETE', `/api/v1/namespaces/${ns}/configmaps/widget-holder`, { body: { propagationPolicy: 'Orphan' } });
   await eventually('parts collected', async () =>
     !(await exists(`/api/v1/namespaces/${ns}/configmaps/widget-part-1`)) && !(await exists(`/api/v1/namespaces/${ns}/configmaps/widget-part-2`)), 60_000);
+  await eventually('holder gone, its Widget orphaned', async () => !(await exists(`/api/v1/namespaces/${ns}/configmaps/widget-holder`)), 60_000);
+  const w2 = (await rest.request<Obj>('GET', `/apis/${group}/v1/namespaces/${ns}/widgets/w2`)).body;
+  expect(w2.metadata.ownerReferences ?? []).toEqual([]);
 });
 
 test('kill -9 of a replica during a foreground deletion of an owner with 200 dependents: it completes, and nothing that should live is deleted', async () => {

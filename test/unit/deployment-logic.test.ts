@@ -411,11 +411,15 @@ describe('new and old ReplicaSets', () => {
 
 describe('revisions and annotations', () => {
   test('revisionOf and maxRevision', () => {
-    expect(revisionOf(rs('a', 1))).toBe(0);
-    expect(revisionOf(rs('a', 1, { revision: 4 }))).toBe(4);
+    expect(revisionOf(rs('a', 1))).toBe(0n);
+    expect(revisionOf(rs('a', 1, { revision: 4 }))).toBe(4n);
     expect(revisionOf(rs('a', 1, { annotations: { [REVISION_ANNOTATION]: 'x' } }))).toBeUndefined();
-    expect(maxRevision([rs('a', 1, { revision: 4 }), rs('b', 1, { annotations: { [REVISION_ANNOTATION]: 'x' } }), rs('c', 1, { revision: 7 })])).toBe(7);
-    expect(maxRevision([])).toBe(0);
+    expect(maxRevision([rs('a', 1, { revision: 4 }), rs('b', 1, { annotations: { [REVISION_ANNOTATION]: 'x' } }), rs('c', 1, { revision: 7 })])).toBe(7n);
+    expect(maxRevision([])).toBe(0n);
+    // int64 as upstream's strconv.ParseInt: exact beyond 2^53, and nothing beyond 2^63 - 1
+    expect(revisionOf(rs('a', 1, { annotations: { [REVISION_ANNOTATION]: '3546343826724305832' } }))).toBe(3546343826724305832n);
+    expect(revisionOf(rs('a', 1, { annotations: { [REVISION_ANNOTATION]: '9223372036854775808' } }))).toBeUndefined();
+    expect(revisionOf(rs('a', 1, { annotations: { [REVISION_ANNOTATION]: '-9223372036854775808' } }))).toBe(-(2n ** 63n));
   });
 
   test('annotation copy skips the controller-owned and kubectl keys', () => {
@@ -522,6 +526,16 @@ describe('rolling update math', () => {
     const r = oldReplicaSetsScaleDown(d, [old, nw], [old], nw);
     expect(r.error).toMatch(/invalid request to scale down/);
     expect(r.scaledDown).toBe(0);
+  });
+
+  test('a revision beyond 2^53 is carried exactly into the next one (upstream\'s int64)', () => {
+    const s = new Sim(deployment({ replicas: 4, strategy: rolling(1, 1), generation: 2 }), [
+      rs('web-old', 4, { image: 'img:0', annotations: { [REVISION_ANNOTATION]: '3546343826724305832' } }),
+    ]);
+    s.d.status = { ...emptyStatus(), observedGeneration: 1, replicas: 4, updatedReplicas: 4, readyReplicas: 4, availableReplicas: 4 };
+    const p = s.plan();
+    expect(ofType(p, 'createReplicaSet')[0].annotations[REVISION_ANNOTATION]).toBe('3546343826724305833');
+    expect(ofType(p, 'updateDeploymentAnnotations')[0].annotations[REVISION_ANNOTATION]).toBe('3546343826724305833');
   });
 
   test('maxSurge 1 / maxUnavailable 1 from 4 replicas: exact first round', () => {

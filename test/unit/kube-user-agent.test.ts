@@ -166,6 +166,26 @@ describe('KubeRest sends them', () => {
     }
   });
 
+  test('a controller upstream gives a faster client gets its scaled bucket (namespace: 20x QPS, 100x burst)', async () => {
+    const http = fakeHttp({});
+    try {
+      const root = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
+      const clientOf = controllerClients(root, false, 1, 1, pino({ level: 'silent' }));
+      const fast = clientOf('namespace-controller', { qps: 20, burst: 100 });
+      const plain = clientOf('job-controller');
+      const fired = [...Array.from({ length: 50 }, () => fast.request('GET', '/api/v1/namespaces/a/configmaps')), ...Array.from({ length: 2 }, () => plain.request('GET', '/apis/batch/v1/jobs'))];
+      await new Promise((r) => setTimeout(r, 100));
+      const sent = (ua: string) => http.calls.filter((c) => c.opts.headers?.['User-Agent'] === `${defaultUserAgent()}/${ua}`).length;
+      // a burst of 100 lets all 50 out at once; the unscaled burst of 1 lets one out, then one a second
+      expect(sent('namespace-controller')).toBe(50);
+      expect(sent('job-controller')).toBe(1);
+      await Promise.all(fired); // the second job request, a second later
+      expect(sent('job-controller')).toBe(2);
+    } finally {
+      http.restore();
+    }
+  });
+
   test('with service accounts each client names its account', () => {
     const root = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
     const clientOf = controllerClients(root, true, 20, 30, pino({ level: 'silent' }));

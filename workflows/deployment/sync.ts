@@ -35,6 +35,7 @@ import {
   hasRevisionHistoryLimit,
   isActive,
   isSaturated,
+  addInt64,
   maxRevision,
   maxSurge,
   maxUnavailable,
@@ -87,7 +88,7 @@ export function getAllAndSyncRevision(r: Round, create: boolean): { newRS: RS | 
 function getNewReplicaSet(r: Round, oldRSs: RS[], create: boolean): RS | undefined {
   const d = r.d;
   const existing = findNewReplicaSet(d, r.rsList);
-  const newRevision = String(maxRevision(oldRSs) + 1);
+  const newRevision = String(addInt64(maxRevision(oldRSs), 1n));
   if (existing) {
     const ann = newRevisionAnnotations(d, existing.annotations ?? {}, newRevision, true);
     const minReadyChange = existing.minReadySeconds !== d.minReadySeconds;

@@ -60,6 +60,24 @@ function parseSignedInt(s: string): number | undefined {
   return SIGNED_INT.test(s) ? Number(s) : undefined;
 }
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * strconv.ParseInt(s, 10, 64), exactly: revisions are int64 upstream and reach 2^63 - 1, where a
+ * JavaScript number has long stopped counting by one (above 2^53), so they are BigInts here.
+ */
+export function parseInt64(s: string): bigint | undefined {
+  if (!SIGNED_INT.test(s)) return undefined;
+  const n = BigInt(s);
+  return n < INT64_MIN || n > INT64_MAX ? undefined : n;
+}
+
+/** Go's int64 addition, wrapping at the ends as Go's does. */
+export function addInt64(a: bigint, b: bigint): bigint {
+  return BigInt.asIntN(64, a + b);
+}
+
 /** A non-negative int32 annotation value (ParseUint then the int32 bound), as upstream reads replica annotations. */
 export function parseNonNegativeInt32(s: string | undefined): number | undefined {
   if (s === undefined || !UNSIGNED_INT.test(s)) return undefined;
@@ -197,16 +215,16 @@ export function findOldReplicaSets<T extends ReplicaSetView>(d: DeploymentView, 
 // ---------------------------------------------------------------------------------------------
 // revisions and annotations
 
-/** The revision annotation as a number: 0 when absent, undefined when it is not an integer. */
-export function revisionOf(rs: Pick<ReplicaSetView, 'annotations'>): number | undefined {
+/** The revision annotation as an int64: 0 when absent, undefined when it is not one. */
+export function revisionOf(rs: Pick<ReplicaSetView, 'annotations'>): bigint | undefined {
   const v = rs.annotations?.[REVISION_ANNOTATION];
-  if (v === undefined) return 0;
-  return parseSignedInt(v);
+  if (v === undefined) return 0n;
+  return parseInt64(v);
 }
 
 /** Highest parseable revision, 0 when none. */
-export function maxRevision(rss: readonly (Pick<ReplicaSetView, 'annotations'> | undefined)[]): number {
-  let max = 0;
+export function maxRevision(rss: readonly (Pick<ReplicaSetView, 'annotations'> | undefined)[]): bigint {
+  let max = 0n;
   for (const rs of rss) {
     if (!rs) continue;
     const v = revisionOf(rs);
@@ -277,12 +295,12 @@ export function newRevisionAnnotations(
   let changed = copied.changed;
   const hadRevision = Object.prototype.hasOwnProperty.call(annotations, REVISION_ANNOTATION);
   const oldRevision = annotations[REVISION_ANNOTATION] ?? '';
-  let oldInt = parseSignedInt(oldRevision);
+  let oldInt = parseInt64(oldRevision);
   if (oldInt === undefined) {
     if (oldRevision !== '') return { annotations, changed: false };
-    oldInt = 0;
+    oldInt = 0n;
   }
-  const newInt = parseSignedInt(newRevision);
+  const newInt = parseInt64(newRevision);
   if (newInt === undefined) return { annotations, changed: false };
   if (oldInt < newInt) {
     annotations[REVISION_ANNOTATION] = newRevision;
@@ -564,5 +582,5 @@ export function compareByRevision(a: ReplicaSetView, b: ReplicaSetView): number 
   const ra = revisionOf(a);
   const rb = revisionOf(b);
   if (ra === undefined || rb === undefined || ra === rb) return compareByCreation(a, b);
-  return ra - rb;
+  return ra < rb ? -1 : 1;
 }
