@@ -1,12 +1,14 @@
 import type { KubeRest } from '../kube/rest';
 import { groupVersionPath, resourcePath } from '../kube/resources';
 
-/** A resource the garbage collector watches and can delete. */
+/** A resource the garbage collector (and the quota controller's monitors) watch and can delete. */
 export interface ResourceInfo {
   apiVersion: string; // 'v1' or 'group/version'
   kind: string;
   resource: string;
   namespaced: boolean;
+  /** it also serves create, as a resource quota's object counts require (upstream's GetQuotableResources) */
+  creatable: boolean;
 }
 
 interface ApiResourceList {
@@ -39,13 +41,19 @@ export async function discoverResources(rest: KubeRest): Promise<ResourceInfo[]>
       for (const r of list.resources) {
         if (r.name.includes('/') || IGNORED.has(`${gv}/${r.name}`)) continue;
         if (!['list', 'watch', 'delete'].every((v) => r.verbs.includes(v))) continue;
-        out.push({ apiVersion: gv, kind: r.kind, resource: r.name, namespaced: r.namespaced });
+        out.push({ apiVersion: gv, kind: r.kind, resource: r.name, namespaced: r.namespaced, creatable: r.verbs.includes('create') });
       }
     } catch {
       /* skipped until the next discovery round */
     }
   }));
   return out.sort((a, b) => `${a.apiVersion}/${a.resource}`.localeCompare(`${b.apiVersion}/${b.resource}`));
+}
+
+/** `deployments.apps`, or `pods` for the core group: how resource quotas name a resource (`count/deployments.apps`). */
+export function groupResourceOf(r: Pick<ResourceInfo, 'apiVersion' | 'resource'>): string {
+  const { group } = groupVersionOf(r.apiVersion);
+  return group ? `${r.resource}.${group}` : r.resource;
 }
 
 /**

@@ -14,7 +14,7 @@ import type {
   ResourceMap,
   ServiceLike,
 } from '../../workflows/resourcequota/types';
-import { ResourceInfo, collectionPath, discoverResources } from '../gc/discovery';
+import { ResourceInfo, collectionPath, discoverResources, groupResourceOf } from '../gc/discovery';
 import { METADATA_ONLY } from '../informers/reflector';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
@@ -171,10 +171,7 @@ export function createResourceQuotaActivities(deps: ResourceQuotaActivityDeps) {
     if (!discovered || age > DISCOVERY_TTL_MS || (!discovered.has(gr) && age > DISCOVERY_MISS_MS)) {
       discoveredAt = Date.now();
       const all = await discoverResources(rest);
-      discovered = new Map(all.filter((r) => r.namespaced).map((r) => {
-        const group = r.apiVersion.includes('/') ? r.apiVersion.slice(0, r.apiVersion.indexOf('/')) : '';
-        return [group ? `${r.resource}.${group}` : r.resource, r];
-      }));
+      discovered = new Map(all.filter((r) => r.namespaced).map((r) => [groupResourceOf(r), r]));
     }
     return discovered.get(gr);
   }

@@ -11,6 +11,8 @@ export interface QuotaEntry {
   uid: string;
   /** the kinds whose changes can move its usage */
   tracks: Set<QuotaObjectKind>;
+  /** its object counts (`count/<resource>[.<group>]`), which any kind a namespace holds may feed */
+  countKeys: Set<string>;
   /** spec as JSON: any change to hard, scopes or scope selector calls for a full recount */
   spec: string;
   /** status.hard already mirrors spec.hard */
@@ -31,6 +33,7 @@ export function quotaEntry(o: KubeObject): QuotaEntry {
     name: m.name ?? '',
     uid: m.uid ?? '',
     tracks: new Set(trackedKinds(Object.keys(spec.hard ?? {}))),
+    countKeys: new Set(Object.keys(spec.hard ?? {}).filter((k) => k.startsWith('count/'))),
     spec: JSON.stringify({ hard: spec.hard ?? {}, scopes: spec.scopes ?? [], scopeSelector: spec.scopeSelector ?? null }),
     hardSynced: resourceListsEqual(spec.hard, q.status?.hard),
   };

@@ -1,7 +1,8 @@
 import type { QuotaObjectKind } from '../../workflows/resourcequota/types';
 import type { ResourceQuotaEvent, ResourceQuotaWorkflowInput } from '../../workflows/resourcequota/workflow';
 import { mergeResourceQuotaEvents, resourceQuotaWorkflowId } from '../../workflows/resourcequota/workflow';
-import { RESOURCES, type ResourceType } from '../kube/resources';
+import { RESOURCES, resourcePath, type ResourceType } from '../kube/resources';
+import { collectionPath, discoverResources, groupResourceOf } from '../gc/discovery';
 import type { RouteFamily } from '../informers/family';
 import { BY_NAMESPACE } from '../informers/indexes';
 import { QUOTA_ENTRY_FIELDS, QUOTA_OBJECT_FIELDS, quotaEntry, quotaObjectNamespace, type QuotaEntry } from './projections';
@@ -29,11 +30,13 @@ const COUNT_ONLY = new Set<QuotaObjectKind>(['configmaps', 'secrets', 'replicati
  * appears, when its spec changes, or when its status no longer mirrors its spec (but not for the
  * status writes of quota admission, which would otherwise echo every charge back as a recount);
  * a change to a pod, service or claim, or the creation or deletion of a counted object, nudges
- * the quotas of that namespace that track the kind to recount what it feeds. Every workflow also
- * recounts everything each --resource-quota-sync-period, which covers count/<resource> of kinds
- * not watched here.
+ * the quotas of that namespace that track the kind to recount what it feeds. Like upstream's quota
+ * monitors, every other resource discovery offers with create, list, watch and delete (CRDs
+ * included, rediscovered as the collector's are) is watched metadata-only, and the creation or
+ * deletion of one recounts the quotas of its namespace that count it (`count/<resource>.<group>`).
+ * Every workflow also recounts everything each --resource-quota-sync-period.
  */
-export function quotaRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
+export function quotaRoutes({ input, signaller, cache, rest }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('resourcequota')) return undefined;
   const syncMs = flagGiven(input.flags, RESOURCE_QUOTA_SYNC_PERIOD);
 
@@ -83,6 +86,14 @@ export function quotaRoutes({ input, signaller, cache }: RouteContext): RouteFam
     },
   });
 
+  /** recount every quota of `ns` that counts objects of `countKey` */
+  const recountCounting = (countKey: string, ns: string) => {
+    for (const o of quotas.byIndex(BY_NAMESPACE, ns)) {
+      const q = quotaEntry(o);
+      if (q.countKeys.has(countKey)) queue(q, { all: true });
+    }
+  };
+
   for (const [kind, resource] of OBJECT_RESOURCES) {
     cache.watch(resource, QUOTA_OBJECT_FIELDS, {
       onEvent(ev) {
@@ -98,5 +109,25 @@ export function quotaRoutes({ input, signaller, cache }: RouteContext): RouteFam
     });
   }
 
-  return {};
+  // the resources followed above (and quotas themselves) are left to their own routes
+  const monitored = new Set<string>([...OBJECT_RESOURCES.map(([, r]) => resourcePath(r)), resourcePath(RESOURCES.resourceQuotas)]);
+  return {
+    sizes: () => ({ quotaMonitors: monitored.size }),
+    async discover() {
+      for (const r of await discoverResources(rest)) {
+        const path = collectionPath(r);
+        if (!r.namespaced || !r.creatable || monitored.has(path)) continue;
+        monitored.add(path);
+        const countKey = `count/${groupResourceOf(r)}`;
+        cache.watch(path, QUOTA_OBJECT_FIELDS, {
+          onEvent(ev) {
+            // only a creation or a deletion moves a count; a relist is covered by the periodic full recount
+            if (ev.source !== 'watch' || ev.type === 'updated') return;
+            const ns = quotaObjectNamespace(ev.type === 'deleted' ? ev.old : ev.obj);
+            if (ns) recountCounting(countKey, ns);
+          },
+        });
+      }
+    },
+  };
 }

@@ -81,6 +81,21 @@ test('an exceeded quota makes creation fail at the API server', async () => {
   await rest.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'fits-now' } } });
 });
 
+test('count/deployments.apps goes down within seconds of a delete, as upstream\'s quota monitors make it', async () => {
+  await rest.request('POST', quotaPath(), { body: { metadata: { name: 'apps' }, spec: { hard: { 'count/deployments.apps': '10' } } } });
+  const used = async () => (await getQuota('apps')).status?.used?.['count/deployments.apps'];
+  await eventually('apps status', async () => (await used()) === '0', 20_000);
+  const t0 = Date.now();
+  const deployment = (name: string) => ({ metadata: { name }, spec: { replicas: 0, selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/q:1' }] } } } });
+  for (const name of ['d1', 'd2']) await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: deployment(name) });
+  await eventually('charged at admission', async () => (await used()) === '2', 10_000);
+  await rest.request('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/d1`);
+  await eventually('released after the delete', async () => (await used()) === '1', 15_000);
+  // the quota's full recount comes 30 s after its last one: only a watch of Deployments can have done this
+  expect(Date.now() - t0).toBeLessThan(25_000);
+});
+
 function sorted(o: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
 }

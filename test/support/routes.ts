@@ -7,6 +7,22 @@ import type { KubeRest } from '../../activities/kube/rest';
 import { resourcePath, type ResourceType } from '../../activities/kube/resources';
 import type { RouteFactory } from '../../workers/descriptor';
 
+/** One resource as an APIResourceList names it. */
+export interface ApiResource { name: string; kind: string; namespaced: boolean; verbs: string[] }
+
+/** A client whose only answers are discovery's: `/apis` and one APIResourceList per group-version given. */
+export function fakeDiscovery(groups: Record<string, ApiResource[]>): KubeRest {
+  const request = async (_method: string, path: string) => {
+    if (path === '/apis') {
+      return { body: { groups: Object.keys(groups).filter((gv) => gv !== 'v1').map((gv) => ({ preferredVersion: { groupVersion: gv } })) } };
+    }
+    const gv = path === '/api/v1' ? 'v1' : path.replace(/^\/apis\//, '');
+    if (!groups[gv]) throw new Error(`404 ${path}`);
+    return { body: { groupVersion: gv, resources: groups[gv] } };
+  };
+  return { request } as unknown as KubeRest;
+}
+
 export interface Sent<E = unknown> {
   target: Target;
   /** `<namespace>/<name>` */

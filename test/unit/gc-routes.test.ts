@@ -2,30 +2,15 @@ import { GC_NODE_FIELDS, gcNode, gcRoutes } from '../../activities/gc/routes';
 import { collectionPath, type ResourceInfo } from '../../activities/gc/discovery';
 import { prune } from '../../activities/informers/fields';
 import type { KubeObject } from '../../activities/kube/projections';
-import type { KubeRest } from '../../activities/kube/rest';
 import { RESOURCES, apiVersionOf, resourcePath } from '../../activities/kube/resources';
 import { gcWorkflowId, type GcEvent } from '../../workflows/gc/workflow';
-import { routeHarness } from '../support/routes';
+import { type ApiResource, fakeDiscovery, routeHarness } from '../support/routes';
 
 const PODS = RESOURCES.pods;
 const RS = RESOURCES.replicaSets;
 const WIDGETS = '/apis/example.com/v1/widgets';
 
-interface ApiResource { name: string; kind: string; namespaced: boolean; verbs: string[] }
 const ALL_VERBS = ['list', 'watch', 'delete', 'get'];
-
-/** A discovery endpoint serving these group-versions. */
-function fakeDiscovery(groups: Record<string, ApiResource[]>): KubeRest {
-  const request = async (_method: string, path: string) => {
-    if (path === '/apis') {
-      return { body: { groups: Object.keys(groups).filter((gv) => gv !== 'v1').map((gv) => ({ preferredVersion: { groupVersion: gv } })) } };
-    }
-    const gv = path === '/api/v1' ? 'v1' : path.replace(/^\/apis\//, '');
-    if (!groups[gv]) throw new Error(`404 ${path}`);
-    return { body: { groupVersion: gv, resources: groups[gv] } };
-  };
-  return { request } as unknown as KubeRest;
-}
 
 const CLUSTER = {
   v1: [
@@ -72,7 +57,7 @@ describe('gc routes: paths and masks', () => {
   });
 
   test('GC_NODE_FIELDS keeps everything gcNode reads', () => {
-    const res: ResourceInfo = { apiVersion: 'apps/v1', kind: 'ReplicaSet', resource: 'replicasets', namespaced: true };
+    const res: ResourceInfo = { apiVersion: 'apps/v1', kind: 'ReplicaSet', resource: 'replicasets', namespaced: true, creatable: true };
     const rich = {
       apiVersion: 'apps/v1', kind: 'ReplicaSet',
       metadata: {

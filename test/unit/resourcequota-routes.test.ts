@@ -4,7 +4,7 @@ import { prune } from '../../activities/informers/fields';
 import type { KubeObject } from '../../activities/kube/projections';
 import { RESOURCES } from '../../activities/kube/resources';
 import type { ResourceQuotaEvent } from '../../workflows/resourcequota/workflow';
-import { routeHarness } from '../support/routes';
+import { fakeDiscovery, routeHarness } from '../support/routes';
 
 const RQ = RESOURCES.resourceQuotas;
 const PODS = RESOURCES.pods;
@@ -130,5 +130,51 @@ describe('resourcequota routes: counted objects', () => {
     const { cache, h } = harness();
     h(SECRETS).relisted([thing('Secret', 's1')], '1');
     expect(cache.store(SECRETS)!.get('Secret-s1')).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: thing('Secret', 's1').metadata });
+  });
+});
+
+describe('resourcequota routes: monitors of every other quotable resource', () => {
+  const CREATABLE = ['create', 'list', 'watch', 'delete', 'get'];
+  const cluster = {
+    v1: [
+      { name: 'pods', kind: 'Pod', namespaced: true, verbs: CREATABLE },
+      { name: 'resourcequotas', kind: 'ResourceQuota', namespaced: true, verbs: CREATABLE },
+      { name: 'events', kind: 'Event', namespaced: true, verbs: CREATABLE },
+    ],
+    'apps/v1': [
+      { name: 'replicasets', kind: 'ReplicaSet', namespaced: true, verbs: CREATABLE },
+      { name: 'controllerrevisions', kind: 'ControllerRevision', namespaced: true, verbs: ['list', 'watch', 'delete'] },
+    ],
+    'example.com/v1': [{ name: 'widgets', kind: 'Widget', namespaced: false, verbs: CREATABLE }],
+  };
+  const RS_PATH = '/apis/apps/v1/replicasets';
+  const rsObj = (name: string, ns = 'a') => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { namespace: ns, name, uid: `rs-${name}`, resourceVersion: '2' } } as KubeObject);
+
+  test('discovery adds a metadata watch per namespaced resource with create, list, watch and delete; no second one for the kinds already followed', async () => {
+    const { cache, family } = routeHarness<ResourceQuotaEvent>(quotaRoutes, { controllers: ['resourcequota'] }, { rest: fakeDiscovery(cluster) });
+    const before = cache.paths.length;
+    await family!.discover!();
+    expect(cache.store(RS_PATH)).toBeDefined();
+    expect(cache.store('/apis/apps/v1/controllerrevisions')).toBeUndefined(); // no create: not quotable
+    expect(cache.store('/apis/example.com/v1/widgets')).toBeUndefined(); // cluster-scoped
+    expect(cache.store('/api/v1/events')).toBeUndefined(); // ignored, as upstream's quota does
+    expect(cache.paths.length).toBe(before + 1);
+    await family!.discover!(); // rediscovery adds nothing twice
+    expect(cache.paths.length).toBe(before + 1);
+  });
+
+  test('a ReplicaSet created or deleted recounts in full the quotas of its namespace that count ReplicaSets, and only those', async () => {
+    const { sent, h, family } = routeHarness<ResourceQuotaEvent>(quotaRoutes, { controllers: ['resourcequota'] }, { rest: fakeDiscovery(cluster) });
+    await family!.discover!();
+    h(RQ).relisted([quota('counts', { 'count/replicasets.apps': '5' }), quota('pods-only', { pods: '5' }), quota('elsewhere', { 'count/replicasets.apps': '5' }, { ns: 'b' })], '3');
+    h(RS_PATH).relisted([], '3');
+    sent.length = 0;
+    h(RS_PATH).event('ADDED', rsObj('r1'));
+    expect(byId(sent)).toEqual([['a/counts', { all: true }]]);
+    sent.length = 0;
+    h(RS_PATH).event('MODIFIED', { ...rsObj('r1'), metadata: { ...rsObj('r1').metadata, resourceVersion: '3' } } as KubeObject);
+    expect(sent).toEqual([]); // an update moves no count
+    h(RS_PATH).event('DELETED', rsObj('r1'));
+    expect(byId(sent)).toEqual([['a/counts', { all: true }]]);
   });
 });
