@@ -49,17 +49,19 @@ function threadSource(): string {
   `;
 }
 
-async function startThread(bundle: Bundle, compiledOptions: CompiledWorkerOptions, logger: SdkLogger, names: ReadonlySet<string>): Promise<Creator> {
-  const client = new WorkerThreadClient(new NodeWorker(threadSource(), { eval: true }), logger, compiledOptions.patchActivationCallback);
-  await client.send({
+/** The SDK's threaded workflow runner (as its own `ThreadedVMWorkflowCreator.create` makes it), on threads of threadSource(). */
+async function startThreads(bundle: Bundle, compiledOptions: CompiledWorkerOptions, logger: SdkLogger, names: ReadonlySet<string>): Promise<Creator> {
+  const clients = Array.from({ length: Math.max(1, compiledOptions.workflowThreadPoolSize) }, () =>
+    new WorkerThreadClient(new NodeWorker(threadSource(), { eval: true }), logger, compiledOptions.patchActivationCallback));
+  await Promise.all(clients.map((client) => client.send({
     type: 'init',
     workflowBundle: bundle,
     isolateExecutionTimeoutMs: compiledOptions.isolateExecutionTimeoutMs,
     reuseV8Context: compiledOptions.reuseV8Context ?? true,
     registeredActivityNames: new Set(names),
     hasPatchActivationCallback: compiledOptions.patchActivationCallback !== undefined,
-  });
-  return new ThreadedVMWorkflowCreator([client]);
+  })));
+  return new ThreadedVMWorkflowCreator(clients);
 }
 
 class SharedThreadWorker extends Worker {
@@ -71,7 +73,7 @@ class SharedThreadWorker extends Worker {
       for (const n of activityNames) if (!all.has(n) && sample) all.set(n, sample);
       const creator = stackTraces || compiledOptions.debugMode
         ? hook!.call(Worker, bundle, { ...compiledOptions, activities: all }, logger)
-        : startThread(bundle, compiledOptions, logger, new Set(all.keys()));
+        : startThreads(bundle, compiledOptions, logger, new Set(all.keys()));
       shared = { creator, users: 0 };
     }
     const mine = shared;
