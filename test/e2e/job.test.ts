@@ -27,14 +27,14 @@ const getJob = async (name: string) => (await rest.request<Job>('GET', `${jobsPa
 const condition = (j: Job, type: string) => j.status?.conditions?.find((c) => c.type === type && c.status === 'True');
 
 /** A Job whose pods kwok drives by the outcome label (none: succeed once running). */
-async function createJob(name: string, spec: Record<string, unknown>, pod: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): Promise<Job> {
+async function createJob(name: string, spec: Record<string, unknown>, pod: { labels?: Record<string, string>; annotations?: Record<string, string>; command?: string[] } = {}): Promise<Job> {
   const body = {
     apiVersion: 'batch/v1', kind: 'Job', metadata: { name },
     spec: {
       ...spec,
       template: {
         metadata: { labels: pod.labels ?? {}, annotations: pod.annotations ?? {} },
-        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.invalid/job:1' }] },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.invalid/job:1', ...(pod.command ? { command: pod.command } : {}) }] },
       },
     },
   };
@@ -122,6 +122,30 @@ test('failing pods are retried with the exponential pod failure backoff until Ba
   expect(gaps[1]).toBeLessThanOrEqual(25);
   expect((await eventsFor(rest, ns, 'failing', 'BackoffLimitExceeded')).length).toBe(1);
 }, 180_000);
+
+test('pods steered by their command, as upstream\'s e2e images are: `sleep 2; exit 3` fails after 2 s with exit code 3, `sleep 1000000` keeps running', async () => {
+  const failing = await createJob('cmd-fail', { backoffLimit: 0 }, { command: ['/bin/sh', '-c', 'sleep 2; exit 3'] });
+  const forever = await createJob('cmd-forever', {}, { command: ['sleep', '1000000'] });
+  const failed = await eventually('cmd-fail failed', async () => {
+    const j = await getJob('cmd-fail');
+    return condition(j, 'Failed') ? j : undefined;
+  }, 60_000, 250);
+  expect(condition(failed, 'Failed')?.reason).toBe('BackoffLimitExceeded');
+  const [pod] = await podsOf(failing);
+  const terminated = (pod.status as { containerStatuses?: Array<{ state?: { terminated?: { exitCode?: number } } }> }).containerStatuses?.[0]?.state?.terminated;
+  expect(terminated?.exitCode).toBe(3);
+  const st = pod.status as { startTime?: string; conditions?: Array<{ type: string; lastTransitionTime?: string }> };
+  const ended = st.conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
+  expect(seconds(st.startTime!, ended!)).toBeGreaterThanOrEqual(1); // RFC 3339 seconds: 2 s can show as 1
+
+  // the endless one is still running, and its Job active, well after the other ended
+  await new Promise((r) => setTimeout(r, 3000));
+  expect((await podsOf(forever)).map(phaseOf)).toEqual(['Running']);
+  const j = await getJob('cmd-forever');
+  expect(j.status?.active).toBe(1);
+  expect(j.status?.succeeded ?? 0).toBe(0);
+  await rest.request('DELETE', `${jobsPath()}/cmd-forever`, { body: { propagationPolicy: 'Background' } });
+}, 120_000);
 
 test('podFailurePolicy: Ignore does not count a failure against backoffLimit, FailJob fails the job at once', async () => {
   const rules = (action: string) => ({ rules: [{ action, onExitCodes: { containerName: 'main', operator: 'In', values: [42] } }] });
