@@ -8,6 +8,7 @@ import { Signaller } from './informers/signaller';
 import type { LocalReads } from './informers/local-reads';
 import type { RouteFactory } from '../workers/descriptor';
 import { CONTROLLERS } from '../workers/registry';
+import { discoverResources } from './kube/discovery';
 
 export type { InformerInput } from './informers/family';
 
@@ -52,22 +53,23 @@ export function createInformerActivities(deps: InformerDeps) {
       const factories = new Set<RouteFactory>();
       for (const d of CONTROLLERS) if (d.routes && input.controllers.includes(d.short)) factories.add(d.routes);
       const families = [...factories]
-        .map((routes) => routes({ input, signaller, cache, rest: deps.rest, rootCa: deps.rootCa }))
+        .map((routes) => routes({ input, signaller, cache, rootCa: deps.rootCa }))
         .filter((f): f is RouteFamily => f !== undefined);
 
       cache.start(signal);
       deps.local?.attach(cache);
       // resources discovered at run time join the cache (metadata-only unless a route reads them in full)
+      const discovering = families.filter((f) => f.discover);
+      // one discovery read per round, whichever families want it (collector, quota monitors)
       const discover = async () => {
-        for (const f of families) {
-          try {
-            await f.discover?.();
-          } catch (e) {
-            log.warn({ err: String(e) }, 'discovery failed; will retry');
-          }
+        if (!discovering.length) return;
+        try {
+          const found = await discoverResources(deps.rest);
+          for (const f of discovering) f.discover!(found);
+        } catch (e) {
+          log.warn({ err: String(e) }, 'discovery failed; will retry');
         }
       };
-      const discovering = families.some((f) => f.discover);
       await discover();
       log.info({ controllers: input.controllers, resources: cache.paths.length }, 'informers started');
       let lastDiscovery = Date.now();
@@ -83,7 +85,7 @@ export function createInformerActivities(deps: InformerDeps) {
               reflectors: cache.stats() }, 'informer stats');
           }
           ctx.heartbeat(sizes());
-          if (discovering && Date.now() - lastDiscovery > DISCOVERY_PERIOD_MS) {
+          if (discovering.length && Date.now() - lastDiscovery > DISCOVERY_PERIOD_MS) {
             lastDiscovery = Date.now();
             void discover();
           }

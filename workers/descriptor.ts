@@ -52,8 +52,6 @@ export interface RouteContext {
   signaller: Signaller;
   /** the manager's one informer per resource: routes register what they read and listen */
   cache: InformerCache;
-  /** the manager's own client (discovery for the garbage collector) */
-  rest: KubeRest;
   /** the CA bundle the token and root-CA routes compare against */
   rootCa?: string;
 }

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { GcAction, ObjectMetaView, ObjectRef, OwnerLookup } from '../../workflows/gc/types';
-import { RestMapper, collectionPath } from './discovery';
+import { RestMapper, collectionPath } from '../kube/discovery';
 import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import { patchOwnerReferences, removeOwnerReference } from '../kube/ownership';

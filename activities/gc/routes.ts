@@ -1,7 +1,7 @@
 import type { GcEvent, GcWorkflowInput } from '../../workflows/gc/workflow';
 import { gcWorkflowId } from '../../workflows/gc/workflow';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type ObjectRef, type OwnerReference } from '../../workflows/gc/types';
-import { collectionPath, discoverResources, type ResourceInfo } from './discovery';
+import { collectionPath, type ResourceInfo } from '../kube/discovery';
 import type { KubeObject } from '../kube/projections';
 import { METADATA, type FieldMask } from '../informers/fields';
 import type { RouteFamily } from '../informers/family';
@@ -45,7 +45,7 @@ export function gcNode(res: ResourceInfo, o: KubeObject): GcNode {
  * with orphaning, and again whenever one of its dependents changes; every dependent of an owner
  * entering foreground deletion.
  */
-export function gcRoutes({ input, signaller, cache, rest }: RouteContext): RouteFamily | undefined {
+export function gcRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('garbagecollector')) return undefined;
   // The graph spans every watched resource: an owner of any kind, found by UID, and its dependents
   // of any kind. No one store can answer that, so the collector keeps this index of its own.
@@ -132,8 +132,8 @@ export function gcRoutes({ input, signaller, cache, rest }: RouteContext): Route
 
   return {
     sizes: () => ({ gcNodes: nodes.size, gcResources: watched.size }),
-    async discover() {
-      const found = (await discoverResources(rest)).map((r) => ({ path: collectionPath(r), r })).filter(({ path }) => !watched.has(path));
+    discover(resources) {
+      const found = resources.map((r) => ({ path: collectionPath(r), r })).filter(({ path }) => !watched.has(path));
       // all of a round is known before any registers: a store that is already listed replays into
       // the graph at once, and must not count as "everything listed" while its peers are not yet in
       for (const { path, r } of found) watched.set(path, r);

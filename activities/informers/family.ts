@@ -1,5 +1,6 @@
 import type { LoopTuning } from '../../workflows/runtime/object-loop';
 import type { FlagValues } from '../../workers/flags';
+import type { ResourceInfo } from '../kube/discovery';
 
 /** What the informer is told; every replica of one set of controllers starts its informer with the same. */
 export interface InformerInput {
@@ -20,8 +21,9 @@ export interface RouteFamily {
   /** sizes of what the routes keep beyond the shared stores, for the heartbeat */
   sizes?(): Record<string, number>;
   /**
-   * Called at start and periodically: registers resources found at run time (the collector
-   * watches whatever discovery offers, CRDs included) with the cache.
+   * Called at start and periodically with what discovery serves (read once per round for every
+   * family): registers resources found at run time (the collector watches whatever discovery
+   * offers, CRDs included) with the cache.
    */
-  discover?(): Promise<void>;
+  discover?(resources: readonly ResourceInfo[]): void;
 }

@@ -14,7 +14,7 @@ import type {
   ResourceMap,
   ServiceLike,
 } from '../../workflows/resourcequota/types';
-import { ResourceInfo, collectionPath, discoverResources, groupResourceOf } from '../gc/discovery';
+import { ResourceInfo, collectionPath, discoverResources, groupResourceOf } from '../kube/discovery';
 import { METADATA_ONLY } from '../informers/reflector';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';

@@ -2,7 +2,7 @@ import type { QuotaObjectKind } from '../../workflows/resourcequota/types';
 import type { ResourceQuotaEvent, ResourceQuotaWorkflowInput } from '../../workflows/resourcequota/workflow';
 import { mergeResourceQuotaEvents, resourceQuotaWorkflowId } from '../../workflows/resourcequota/workflow';
 import { RESOURCES, resourcePath, type ResourceType } from '../kube/resources';
-import { collectionPath, discoverResources, groupResourceOf } from '../gc/discovery';
+import { collectionPath, groupResourceOf } from '../kube/discovery';
 import type { RouteFamily } from '../informers/family';
 import { BY_NAMESPACE } from '../informers/indexes';
 import { QUOTA_ENTRY_FIELDS, QUOTA_OBJECT_FIELDS, quotaEntry, quotaObjectNamespace, type QuotaEntry } from './projections';
@@ -36,7 +36,7 @@ const COUNT_ONLY = new Set<QuotaObjectKind>(['configmaps', 'secrets', 'replicati
  * deletion of one recounts the quotas of its namespace that count it (`count/<resource>.<group>`).
  * Every workflow also recounts everything each --resource-quota-sync-period.
  */
-export function quotaRoutes({ input, signaller, cache, rest }: RouteContext): RouteFamily | undefined {
+export function quotaRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('resourcequota')) return undefined;
   const syncMs = flagGiven(input.flags, RESOURCE_QUOTA_SYNC_PERIOD);
 
@@ -52,14 +52,16 @@ export function quotaRoutes({ input, signaller, cache, rest }: RouteContext): Ro
   const quotas = cache.watch(RESOURCES.resourceQuotas, QUOTA_ENTRY_FIELDS);
   quotas.addIndex(BY_NAMESPACE);
 
-  /** nudge every quota of `ns` (every namespace when undefined) that tracks `kind` */
-  const nudge = (kind: QuotaObjectKind, ns: string | undefined, exceptUid?: string) => {
-    const candidates = ns === undefined ? [...quotas.list()] : quotas.byIndex(BY_NAMESPACE, ns);
-    for (const o of candidates) {
+  /** queue `event` for every quota of `ns` (every namespace when undefined) that `concerns` picks */
+  const queueQuotasOf = (ns: string | undefined, concerns: (q: QuotaEntry) => boolean, event: ResourceQuotaEvent) => {
+    for (const o of ns === undefined ? [...quotas.list()] : quotas.byIndex(BY_NAMESPACE, ns)) {
       const q = quotaEntry(o);
-      if (q.uid !== exceptUid && q.tracks.has(kind)) queue(q, { kinds: [kind] });
+      if (concerns(q)) queue(q, event);
     }
   };
+  /** nudge every quota of `ns` (every namespace when undefined) that tracks `kind` */
+  const nudge = (kind: QuotaObjectKind, ns: string | undefined, exceptUid?: string) =>
+    queueQuotasOf(ns, (q) => q.uid !== exceptUid && q.tracks.has(kind), { kinds: [kind] });
 
   quotas.subscribe({
     onEvent(ev) {
@@ -86,14 +88,6 @@ export function quotaRoutes({ input, signaller, cache, rest }: RouteContext): Ro
     },
   });
 
-  /** recount every quota of `ns` that counts objects of `countKey` */
-  const recountCounting = (countKey: string, ns: string) => {
-    for (const o of quotas.byIndex(BY_NAMESPACE, ns)) {
-      const q = quotaEntry(o);
-      if (q.countKeys.has(countKey)) queue(q, { all: true });
-    }
-  };
-
   for (const [kind, resource] of OBJECT_RESOURCES) {
     cache.watch(resource, QUOTA_OBJECT_FIELDS, {
       onEvent(ev) {
@@ -113,8 +107,8 @@ export function quotaRoutes({ input, signaller, cache, rest }: RouteContext): Ro
   const monitored = new Set<string>([...OBJECT_RESOURCES.map(([, r]) => resourcePath(r)), resourcePath(RESOURCES.resourceQuotas)]);
   return {
     sizes: () => ({ quotaMonitors: monitored.size }),
-    async discover() {
-      for (const r of await discoverResources(rest)) {
+    discover(resources) {
+      for (const r of resources) {
         const path = collectionPath(r);
         if (!r.namespaced || !r.creatable || monitored.has(path)) continue;
         monitored.add(path);
@@ -124,7 +118,7 @@ export function quotaRoutes({ input, signaller, cache, rest }: RouteContext): Ro
             // only a creation or a deletion moves a count; a relist is covered by the periodic full recount
             if (ev.source !== 'watch' || ev.type === 'updated') return;
             const ns = quotaObjectNamespace(ev.type === 'deleted' ? ev.old : ev.obj);
-            if (ns) recountCounting(countKey, ns);
+            if (ns) queueQuotasOf(ns, (q) => q.countKeys.has(countKey), { all: true });
           },
         });
       }

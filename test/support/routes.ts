@@ -4,6 +4,7 @@ import type { InformerInput, RouteFamily } from '../../activities/informers/fami
 import type { Signaller, Target } from '../../activities/informers/signaller';
 import type { KubeObject } from '../../activities/kube/projections';
 import type { KubeRest } from '../../activities/kube/rest';
+import { discoverResources } from '../../activities/kube/discovery';
 import { resourcePath, type ResourceType } from '../../activities/kube/resources';
 import type { RouteFactory } from '../../workers/descriptor';
 
@@ -42,7 +43,9 @@ export function routeHarness<E = unknown>(factory: RouteFactory, input: Informer
     queue: (target: Target, event: E, _merge: unknown, urgent = false) => sent.push({ target, id: `${target.namespace}/${target.name}`, event, urgent }),
   } as unknown as Signaller;
   const cache = new InformerCache(opts.rest ?? ({} as KubeRest), pino({ level: 'silent' }));
-  const family: RouteFamily | undefined = factory({ input, signaller, cache, rest: opts.rest ?? ({} as KubeRest), rootCa: opts.rootCa });
+  const family: RouteFamily | undefined = factory({ input, signaller, cache, rootCa: opts.rootCa });
+  /** one discovery round, as the informer runs it: what `opts.rest` serves, handed to the family */
+  const discover = async () => family!.discover!(await discoverResources(opts.rest!));
   /** what a reflector of that resource (or collection path) would tell the store */
   const h = (resource: ResourceType | string) => {
     const path = typeof resource === 'string' ? resource : resourcePath(resource);
@@ -56,5 +59,5 @@ export function routeHarness<E = unknown>(factory: RouteFactory, input: Informer
       event: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => store().apply(type, obj),
     };
   };
-  return { sent, cache, family, h };
+  return { sent, cache, family, h, discover };
 }

@@ -1,5 +1,5 @@
 import { GC_NODE_FIELDS, gcNode, gcRoutes } from '../../activities/gc/routes';
-import { collectionPath, type ResourceInfo } from '../../activities/gc/discovery';
+import { collectionPath, type ResourceInfo } from '../../activities/kube/discovery';
 import { prune } from '../../activities/informers/fields';
 import type { KubeObject } from '../../activities/kube/projections';
 import { RESOURCES, apiVersionOf, resourcePath } from '../../activities/kube/resources';
@@ -73,19 +73,19 @@ describe('gc routes: paths and masks', () => {
 
 describe('gc routes: discovery registers with the shared cache', () => {
   test('each listable, watchable, deletable resource is watched once, at the path its routes use; metadata only for its own', async () => {
-    const { cache, family } = harness();
-    await family!.discover!();
+    const { cache, family, discover } = harness();
+    await discover();
     expect(cache.paths.sort()).toEqual([resourcePath(RS), resourcePath(PODS), WIDGETS].sort());
     // another round finds nothing new
-    await family!.discover!();
+    await discover();
     expect(cache.paths).toHaveLength(3);
     expect(family!.sizes!()).toEqual({ gcNodes: 0, gcResources: 3 });
   });
 
   test('a resource another route reads in full is shared: one store, typed objects, the collector takes its metadata', async () => {
-    const { cache, family, h } = harness();
+    const { cache, discover, h } = harness();
     const podStore = cache.watch(PODS, { metadata: true, spec: true });
-    await family!.discover!();
+    await discover();
     expect(cache.store(resourcePath(PODS))).toBe(podStore);
     h(PODS).relisted([pod('p1')], '5');
     expect(podStore.get('u-p1')?.spec).toEqual({ nodeName: 'n1' });
@@ -97,8 +97,8 @@ describe('gc routes: discovery registers with the shared cache', () => {
 
 describe('gc routes: what reaches the collector workflows', () => {
   test('a dependent whose owner is missing is sent only once every watched resource has been listed', async () => {
-    const { sent, family, h } = harness();
-    await family!.discover!();
+    const { sent, discover, h } = harness();
+    await discover();
     h(PODS).relisted([pod('orphaned', { owners: [{ kind: 'ReplicaSet', name: 'gone' }] }), pod('owned', { owners: [{ kind: 'ReplicaSet', name: 'web' }] })], '1');
     h(RS).relisted([rs('web')], '2');
     expect(sent).toHaveLength(0);
@@ -110,12 +110,12 @@ describe('gc routes: what reaches the collector workflows', () => {
   });
 
   test('stores already listed by other routes replay into the graph, and count as listed for a late collector', async () => {
-    const { sent, cache, family, h } = harness({ v1: CLUSTER.v1, 'apps/v1': CLUSTER['apps/v1'] });
+    const { sent, cache, family, discover, h } = harness({ v1: CLUSTER.v1, 'apps/v1': CLUSTER['apps/v1'] });
     cache.watch(PODS, true);
     cache.watch(RS, true);
     h(PODS).relisted([pod('orphaned', { owners: [{ kind: 'ReplicaSet', name: 'gone' }] }), pod('owned', { owners: [{ kind: 'ReplicaSet', name: 'web' }] })], '1');
     // replicasets are not listed yet: the first store's replay must not declare the graph complete
-    await family!.discover!();
+    await discover();
     expect(sent).toHaveLength(0);
     expect(family!.sizes!()).toEqual({ gcNodes: 2, gcResources: 2 });
     h(RS).relisted([rs('web')], '2');
@@ -123,18 +123,18 @@ describe('gc routes: what reaches the collector workflows', () => {
   });
 
   test('every store listed before discovery: the graph is complete as soon as the round registers', async () => {
-    const { sent, cache, family, h } = harness({ v1: CLUSTER.v1, 'apps/v1': CLUSTER['apps/v1'] });
+    const { sent, cache, discover, h } = harness({ v1: CLUSTER.v1, 'apps/v1': CLUSTER['apps/v1'] });
     cache.watch(PODS, true);
     cache.watch(RS, true);
     h(PODS).relisted([pod('orphaned', { owners: [{ kind: 'ReplicaSet', name: 'gone' }] })], '1');
     h(RS).relisted([], '2');
-    await family!.discover!();
+    await discover();
     expect(ids(sent)).toEqual([gcWorkflowId(podRef('orphaned'))]);
   });
 
   test('an owner deleted in the foreground is sent with its dependents, and they are sent too; it looks again when one changes', async () => {
-    const { sent, family, h } = harness();
-    await family!.discover!();
+    const { sent, discover, h } = harness();
+    await discover();
     h(WIDGETS).relisted([], '1');
     h(RS).relisted([rs('web')], '1');
     h(PODS).relisted([pod('p1', { owners: [{ kind: 'ReplicaSet', name: 'web' }] }), pod('p2', { owners: [{ kind: 'ReplicaSet', name: 'web' }] })], '1');
@@ -154,8 +154,8 @@ describe('gc routes: what reaches the collector workflows', () => {
   });
 
   test('an owner that vanishes in a relist sends its dependents, as a deleted owner does', async () => {
-    const { sent, family, h } = harness();
-    await family!.discover!();
+    const { sent, family, discover, h } = harness();
+    await discover();
     h(WIDGETS).relisted([], '1');
     h(PODS).relisted([pod('p1', { owners: [{ kind: 'ReplicaSet', name: 'web' }] })], '1');
     h(RS).relisted([rs('web'), rs('db')], '1');
@@ -171,8 +171,8 @@ describe('gc routes: what reaches the collector workflows', () => {
   });
 
   test('an owner found in another namespace is named as such', async () => {
-    const { sent, family, h } = harness();
-    await family!.discover!();
+    const { sent, discover, h } = harness();
+    await discover();
     h(WIDGETS).relisted([], '1');
     h(RS).relisted([rs('web', { ns: 'b' })], '1');
     h(PODS).relisted([pod('p1', { owners: [{ kind: 'ReplicaSet', name: 'web' }] })], '1');
@@ -181,8 +181,8 @@ describe('gc routes: what reaches the collector workflows', () => {
   });
 
   test('a cluster-scoped custom resource is a node without a namespace; orphaning owners are sent while they wait', async () => {
-    const { sent, family, h } = harness();
-    await family!.discover!();
+    const { sent, discover, h } = harness();
+    await discover();
     h(PODS).relisted([], '1');
     h(RS).relisted([], '1');
     h(WIDGETS).relisted([widget('w', { deleting: true, finalizers: ['orphan'] })], '1');

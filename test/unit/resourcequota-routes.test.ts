@@ -151,21 +151,21 @@ describe('resourcequota routes: monitors of every other quotable resource', () =
   const rsObj = (name: string, ns = 'a') => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { namespace: ns, name, uid: `rs-${name}`, resourceVersion: '2' } } as KubeObject);
 
   test('discovery adds a metadata watch per namespaced resource with create, list, watch and delete; no second one for the kinds already followed', async () => {
-    const { cache, family } = routeHarness<ResourceQuotaEvent>(quotaRoutes, { controllers: ['resourcequota'] }, { rest: fakeDiscovery(cluster) });
+    const { cache, discover } = routeHarness<ResourceQuotaEvent>(quotaRoutes, { controllers: ['resourcequota'] }, { rest: fakeDiscovery(cluster) });
     const before = cache.paths.length;
-    await family!.discover!();
+    await discover();
     expect(cache.store(RS_PATH)).toBeDefined();
     expect(cache.store('/apis/apps/v1/controllerrevisions')).toBeUndefined(); // no create: not quotable
     expect(cache.store('/apis/example.com/v1/widgets')).toBeUndefined(); // cluster-scoped
     expect(cache.store('/api/v1/events')).toBeUndefined(); // ignored, as upstream's quota does
     expect(cache.paths.length).toBe(before + 1);
-    await family!.discover!(); // rediscovery adds nothing twice
+    await discover(); // rediscovery adds nothing twice
     expect(cache.paths.length).toBe(before + 1);
   });
 
   test('a ReplicaSet created or deleted recounts in full the quotas of its namespace that count ReplicaSets, and only those', async () => {
-    const { sent, h, family } = routeHarness<ResourceQuotaEvent>(quotaRoutes, { controllers: ['resourcequota'] }, { rest: fakeDiscovery(cluster) });
-    await family!.discover!();
+    const { sent, h, discover } = routeHarness<ResourceQuotaEvent>(quotaRoutes, { controllers: ['resourcequota'] }, { rest: fakeDiscovery(cluster) });
+    await discover();
     h(RQ).relisted([quota('counts', { 'count/replicasets.apps': '5' }), quota('pods-only', { pods: '5' }), quota('elsewhere', { 'count/replicasets.apps': '5' }, { ns: 'b' })], '3');
     h(RS_PATH).relisted([], '3');
     sent.length = 0;

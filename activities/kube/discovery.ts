@@ -1,5 +1,5 @@
-import type { KubeRest } from '../kube/rest';
-import { groupVersionPath, resourcePath } from '../kube/resources';
+import type { KubeRest } from './rest';
+import { groupVersionPath, resourcePath } from './resources';
 
 /** A resource the garbage collector (and the quota controller's monitors) watch and can delete. */
 export interface ResourceInfo {
