@@ -76,8 +76,14 @@ export function createInformerActivities(deps: InformerDeps) {
 
       const sizes = () => Object.assign(cache.sizes(), ...families.map((f) => f.sizes?.() ?? {})) as Record<string, number>;
       let lastStats = Date.now();
+      const periodic = families.flatMap((f) => (f.periodic ? [{ ...f.periodic, last: Date.now() }] : []));
       const pump = (async () => {
         while (!signal.aborted) {
+          for (const p of periodic) {
+            if (Date.now() - p.last < p.everyMs) continue;
+            p.last = Date.now();
+            p.run(p.last);
+          }
           if (Date.now() - lastStats > STATS_PERIOD_MS) {
             lastStats = Date.now();
             // a debug line: at info level it would be a screenful every half minute on an idle cluster

@@ -13,7 +13,9 @@ import { resourceQuotaController } from '../activities/resourcequota/controller'
 import { rootCaCertPublisherController } from '../activities/root-ca-cert-publisher/controller';
 import { serviceAccountTokenController } from '../activities/serviceaccount-token/controller';
 import { serviceAccountController } from '../activities/serviceaccount/controller';
+import { taintEvictionController } from '../activities/taint-eviction/controller';
 import { ttlAfterFinishedController } from '../activities/ttl-after-finished/controller';
+import { ttlController } from '../activities/ttl/controller';
 import type { ControllerDescriptor } from './descriptor';
 import type { FlagSpec } from './flags';
 
@@ -36,6 +38,8 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   cronJobController,
   ttlAfterFinishedController,
   podGcController,
+  taintEvictionController,
+  ttlController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

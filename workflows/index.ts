@@ -15,4 +15,6 @@ export { cronJobWorkflow } from './cronjob/workflow';
 export { jobWorkflow } from './job/workflow';
 export { ttlAfterFinishedWorkflow } from './ttl-after-finished/workflow';
 export { podGcWorkflow } from './podgc/workflow';
+export { taintEvictionWorkflow } from './taint-eviction/workflow';
+export { ttlWorkflow } from './ttl/workflow';
 export { informerWorkflow } from './informer';

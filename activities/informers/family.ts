@@ -26,4 +26,9 @@ export interface RouteFamily {
    * offers, CRDs included) with the cache.
    */
   discover?(resources: readonly ResourceInfo[]): void;
+  /**
+   * Work on a clock rather than on a change (node health notices a heartbeat that did not come):
+   * `run` is called about every `everyMs`, between flushes of the signaller.
+   */
+  periodic?: { everyMs: number; run(nowMs: number): void };
 }

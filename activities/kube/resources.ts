@@ -35,6 +35,7 @@ export const RESOURCES = {
   jobs: grouped('batch', 'v1', 'jobs', 'Job'),
   cronJobs: grouped('batch', 'v1', 'cronjobs', 'CronJob'),
   endpointSlices: grouped('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice'),
+  leases: grouped('coordination.k8s.io', 'v1', 'leases', 'Lease'),
   clusterRoles: grouped('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
 } as const satisfies Record<string, ResourceType>;
 

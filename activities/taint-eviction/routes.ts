@@ -1,0 +1,72 @@
+import type { RouteContext } from '../../workers/descriptor';
+import type { RouteFamily } from '../informers/family';
+import type { StoreIndex } from '../informers/store';
+import { RESOURCES } from '../kube/resources';
+import { CONTROLLER, podKey, sameTaints, sameTolerations } from '../../workflows/taint-eviction/logic';
+import {
+  TaintEvictionEvent,
+  TaintEvictionWorkflowInput,
+  mergeTaintEvictionEvents,
+  taintEvictionWorkflow,
+  taintEvictionWorkflowId,
+} from '../../workflows/taint-eviction/workflow';
+import { EVICTION_NODE_FIELDS, EVICTION_POD_FIELDS, evictionPodView, nodeNoExecuteTaints, podNodeName } from './activities';
+
+/** Pods by the node they are bound to (upstream's spec.nodeName index). */
+export const PODS_BY_NODE: StoreIndex = { name: 'node-name', keys: (o) => (podNodeName(o) ? [podNodeName(o)] : []) };
+
+/**
+ * Routes of the taint eviction controller, as upstream's node and pod handlers enqueue: a node
+ * whose NoExecute taints change sends its workflow the taints and every pod bound to it; a pod
+ * bound to a node with NoExecute taints sends its node's workflow what changed of it. Nothing is
+ * sent for a node without NoExecute taints unless it just lost them (its countdowns are cancelled).
+ */
+export function taintEvictionRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
+  if (!input.controllers.includes(CONTROLLER)) return undefined;
+
+  const queue = (node: string, uid: string, event: TaintEvictionEvent) => {
+    const args: TaintEvictionWorkflowInput = { node, tuning: input.tuning };
+    signaller.queue({ controller: CONTROLLER, workflow: taintEvictionWorkflow, kind: 'Node', namespace: '', name: node, uid, args,
+      workflowId: taintEvictionWorkflowId(node) }, event, mergeTaintEvictionEvents, true);
+  };
+
+  const pods = cache.watch(RESOURCES.pods, EVICTION_POD_FIELDS);
+  pods.addIndex(PODS_BY_NODE);
+  const nodes = cache.watch(RESOURCES.nodes, EVICTION_NODE_FIELDS, {
+    onEvent(ev) {
+      if (ev.type === 'deleted') {
+        if (nodeNoExecuteTaints(ev.old).length) queue(ev.old.metadata?.name ?? '', ev.old.metadata?.uid ?? '', { nodeGone: true });
+        return;
+      }
+      const taints = nodeNoExecuteTaints(ev.obj);
+      const before = ev.type === 'updated' ? nodeNoExecuteTaints(ev.old) : [];
+      if (ev.type === 'updated' && ev.source === 'watch' && sameTaints(before, taints)) return;
+      // an untainted node has no countdowns to cancel unless it had taints a moment ago
+      if (taints.length === 0 && before.length === 0) return;
+      const name = ev.obj.metadata?.name ?? '';
+      queue(name, ev.obj.metadata?.uid ?? '', { node: { uid: ev.obj.metadata?.uid ?? '', taints, pods: pods.byIndex(PODS_BY_NODE, name).map(evictionPodView) } });
+    },
+  });
+
+  const taintedNode = (name: string) => {
+    const n = name ? nodes.getByName('', name) : undefined;
+    return n && nodeNoExecuteTaints(n).length ? n : undefined;
+  };
+
+  pods.subscribe({
+    onEvent(ev) {
+      if (ev.type === 'deleted') {
+        const n = taintedNode(podNodeName(ev.old));
+        if (n) queue(n.metadata?.name ?? '', n.metadata?.uid ?? '', { podsDeleted: [podKey(evictionPodView(ev.old))] });
+        return;
+      }
+      const n = taintedNode(podNodeName(ev.obj));
+      if (!n) return;
+      if (ev.type === 'updated' && ev.source === 'watch' && podNodeName(ev.old) === podNodeName(ev.obj)
+        && sameTolerations(evictionPodView(ev.old).tolerations, evictionPodView(ev.obj).tolerations)) return;
+      queue(n.metadata?.name ?? '', n.metadata?.uid ?? '', { pods: [evictionPodView(ev.obj)] });
+    },
+  });
+
+  return {};
+}

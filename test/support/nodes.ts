@@ -1,0 +1,61 @@
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import { ensureBinaries } from '../../starter/local/binaries';
+import { KWOK_NODE_ANNOTATION, KWOK_NODE_LABEL, nodeManifest } from '../../starter/local/nodes';
+import type { KubeRest } from '../../activities/kube/rest';
+import { eventually } from './cluster';
+import { TEST_DATA_DIR } from './stack';
+
+/*
+ * Nodes of a test's own, beside the stack's: kwok runs them as it runs the stack's, and a test
+ * may taint them, silence them or delete them without touching any other test's pods.
+ */
+
+export const kubeconfigPath = () => path.join(TEST_DATA_DIR, 'admin.kubeconfig');
+
+let kubectlBin: string | undefined;
+
+/** kubectl against the test stack, as a user would type it. */
+export async function kubectl(...args: string[]): Promise<string> {
+  kubectlBin ??= (await ensureBinaries(['kubectl'])).kubectl;
+  return new Promise((resolve, reject) => {
+    execFile(kubectlBin!, ['--kubeconfig', kubeconfigPath(), ...args], { timeout: 120_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout));
+  });
+}
+
+export type NodeObject = {
+  metadata?: { name?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: { taints?: Array<{ key: string; value?: string; effect: string; timeAdded?: string }>; unschedulable?: boolean };
+  status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }> };
+};
+
+/**
+ * Registers kwok node number `index` (900 and up stay clear of `local up --nodes`) under the
+ * test's own name, not labelled as a stack node, in `zone`, and waits until kwok has it Ready.
+ */
+export async function addTestNode(rest: KubeRest, name: string, index: number, opts: { zone?: string; labels?: Record<string, string> } = {}): Promise<NodeObject> {
+  const m = nodeManifest(index);
+  const labels = { ...m.metadata!.labels!, 'kubernetes.io/hostname': name, ...opts.labels } as Record<string, string>;
+  delete labels[KWOK_NODE_LABEL];
+  if (opts.zone) labels['topology.kubernetes.io/zone'] = opts.zone;
+  await rest.request('POST', '/api/v1/nodes', { body: { ...m, metadata: { ...m.metadata, name, labels },
+    status: { ...m.status, addresses: [m.status!.addresses![0], { type: 'Hostname', address: name }] } } });
+  return eventually(`node ${name} Ready`, async () => {
+    const n = (await rest.request<NodeObject>('GET', `/api/v1/nodes/${name}`)).body;
+    return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+  }, 60_000);
+}
+
+export async function deleteTestNode(rest: KubeRest, name: string): Promise<void> {
+  await rest.request('DELETE', `/api/v1/nodes/${name}`).catch(() => undefined);
+}
+
+/** kwok stops heartbeating a node that loses its annotation: its Lease and status go stale, as a dead kubelet's would. */
+export async function silenceNode(name: string): Promise<void> {
+  await kubectl('annotate', 'node', name, `${KWOK_NODE_ANNOTATION}-`);
+}
+
+export async function reviveNode(name: string): Promise<void> {
+  await kubectl('annotate', '--overwrite', 'node', name, `${KWOK_NODE_ANNOTATION}=fake`);
+}
