@@ -53,7 +53,7 @@ export function createInformerActivities(deps: InformerDeps) {
       const factories = new Set<RouteFactory>();
       for (const d of CONTROLLERS) if (d.routes && input.controllers.includes(d.short)) factories.add(d.routes);
       const families = [...factories]
-        .map((routes) => routes({ input, signaller, cache, rootCa: deps.rootCa }))
+        .map((routes) => routes({ input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue }))
         .filter((f): f is RouteFamily => f !== undefined);
 
       cache.start(signal);

@@ -43,6 +43,8 @@ export const RUN_DEFAULTS = {
 
 /** Temporal refuses to grow a history past this many events, so continue-as-new must happen before. */
 const TEMPORAL_HISTORY_EVENT_LIMIT = 51200;
+/** a decimal number as Go's ParseFloat reads one on the command line */
+const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 
 export interface TemporalTlsOptions {
@@ -157,7 +159,7 @@ export function addRunOptions(cmd: Command): Command {
   add('--kube-api-burst <int>', 'burst of requests to the API server', { def: RUN_DEFAULTS.kubeApiBurst });
   const controllerSpecs = controllerFlags();
   const addControllerFlag = (f: FlagSpec) => {
-    const arg = f.kind === 'int' ? '<int>' : f.kind === 'duration' ? '<duration>' : '<path>';
+    const arg = f.kind === 'int' ? '<int>' : f.kind === 'float' ? '<float>' : f.kind === 'duration' ? '<duration>' : '<path>';
     add(`--${f.name} ${arg}`, f.help, f.kind === 'file' ? {} : { def: f.def });
   };
   // the concurrency flags, then each controller's other flags further down, as upstream groups them
@@ -285,11 +287,21 @@ class Reader {
     return n;
   }
 
+  float(flag: string, opts: { def: number; min: number }): number {
+    const g = this.given(flag);
+    if (!g) return opts.def;
+    const s = typeof g.value === 'string' ? g.value.trim() : undefined;
+    const n = typeof g.value === 'number' ? g.value : s !== undefined && FLOAT.test(s) ? Number(s) : NaN;
+    if (!Number.isFinite(n)) return this.fail(g.origin, g.value, 'is not a number') ?? opts.def;
+    if (n < opts.min) return this.fail(g.origin, g.value, `must be at least ${opts.min}`) ?? opts.def;
+    return n;
+  }
+
   positiveFloat(flag: string, opts: { def: number }): number {
     const g = this.given(flag);
     if (!g) return opts.def;
     const s = typeof g.value === 'string' ? g.value.trim() : undefined;
-    const n = typeof g.value === 'number' ? g.value : s !== undefined && /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s) ? Number(s) : NaN;
+    const n = typeof g.value === 'number' ? g.value : s !== undefined && FLOAT.test(s) ? Number(s) : NaN;
     if (!Number.isFinite(n)) return this.fail(g.origin, g.value, 'is not a number') ?? opts.def;
     if (n <= 0) return this.fail(g.origin, g.value, 'must be greater than 0') ?? opts.def;
     return n;
@@ -460,6 +472,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   const controllerFlagValues: Record<string, number | string | undefined> = {};
   for (const f of controllerFlags()) {
     if (f.kind === 'int') controllerFlagValues[f.name] = r.int(f.name, { def: f.def, min: f.min, max: f.max });
+    else if (f.kind === 'float') controllerFlagValues[f.name] = r.float(f.name, { def: f.def, min: f.min });
     else if (f.kind === 'duration') controllerFlagValues[f.name] = r.durationMs(f.name, { def: f.def, allowZero: f.allowZero }) ?? flagDefault(f);
     else {
       const path = r.existingFile(f.name);

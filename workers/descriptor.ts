@@ -54,6 +54,8 @@ export interface RouteContext {
   cache: InformerCache;
   /** the CA bundle the token and root-CA routes compare against */
   rootCa?: string;
+  /** --task-queue: what IDs of a deployment's singleton workflows are named after */
+  baseTaskQueue: string;
 }
 
 /**

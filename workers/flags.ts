@@ -19,6 +19,13 @@ export interface IntFlag extends FlagBase {
   max: number;
 }
 
+/** A float32 on the command line, as upstream's rates and fractions. */
+export interface FloatFlag extends FlagBase {
+  kind: 'float';
+  def: number;
+  min: number;
+}
+
 /** A Go duration on the command line; its value is in milliseconds. */
 export interface DurationFlag extends FlagBase {
   kind: 'duration';
@@ -31,7 +38,7 @@ export interface FileFlag extends FlagBase {
   kind: 'file';
 }
 
-export type FlagSpec = IntFlag | DurationFlag | FileFlag;
+export type FlagSpec = IntFlag | FloatFlag | DurationFlag | FileFlag;
 
 export type FlagValueOf<F extends FlagSpec> = F extends FileFlag ? string | undefined : number;
 
@@ -45,6 +52,10 @@ export function intFlag(name: string, def: number, help: string, range: { min?: 
   return { kind: 'int', name, def, help, min: range.min ?? 1, max: range.max ?? INT32_MAX };
 }
 
+export function floatFlag(name: string, def: number, help: string, min = 0): FloatFlag {
+  return { kind: 'float', name, def, help, min };
+}
+
 export function durationFlag(name: string, def: string, help: string, allowZero = false): DurationFlag {
   return { kind: 'duration', name, def, help, allowZero };
 }
@@ -55,7 +66,7 @@ export function fileFlag(name: string, help: string): FileFlag {
 
 /** The flag's default as a value: what a reader sees when an input predates the flag. */
 export function flagDefault<F extends FlagSpec>(spec: F): FlagValueOf<F> {
-  const v = spec.kind === 'int' ? spec.def : spec.kind === 'duration' ? parseGoDuration(spec.def) : undefined;
+  const v = spec.kind === 'int' || spec.kind === 'float' ? spec.def : spec.kind === 'duration' ? parseGoDuration(spec.def) : undefined;
   return v as FlagValueOf<F>;
 }
 

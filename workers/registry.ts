@@ -7,6 +7,7 @@ import { endpointSliceMirroringController } from '../activities/endpointslicemir
 import { garbageCollectorController } from '../activities/gc/controller';
 import { jobController } from '../activities/job/controller';
 import { namespaceController } from '../activities/namespace/controller';
+import { nodeLifecycleController } from '../activities/node-lifecycle/controller';
 import { podGcController } from '../activities/podgc/controller';
 import { replicaSetController, replicationControllerController } from '../activities/replicaset/controller';
 import { resourceQuotaController } from '../activities/resourcequota/controller';
@@ -38,6 +39,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   cronJobController,
   ttlAfterFinishedController,
   podGcController,
+  nodeLifecycleController,
   taintEvictionController,
   ttlController,
 ];

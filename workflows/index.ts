@@ -17,4 +17,5 @@ export { ttlAfterFinishedWorkflow } from './ttl-after-finished/workflow';
 export { podGcWorkflow } from './podgc/workflow';
 export { taintEvictionWorkflow } from './taint-eviction/workflow';
 export { ttlWorkflow } from './ttl/workflow';
+export { nodeLifecycleWorkflow } from './node-lifecycle/workflow';
 export { informerWorkflow } from './informer';

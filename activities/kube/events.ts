@@ -46,10 +46,12 @@ export function createEventRecorder(rest: KubeRest, instance: string, logger: Lo
     const key = [component, instance, target.kind, target.namespace, target.name, target.uid, target.apiVersion, type].join('\u0000');
     if (!allowed(key)) return;
     const now = new Date().toISOString();
+    // client-go files Events about cluster-scoped objects (nodes) in the default namespace
+    const namespace = target.namespace || 'default';
     const body = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: `${target.name}.${randomBytes(8).toString('hex')}`, namespace: target.namespace },
+      metadata: { name: `${target.name}.${randomBytes(8).toString('hex')}`, namespace },
       involvedObject: target,
       reason,
       message,
@@ -61,7 +63,7 @@ export function createEventRecorder(rest: KubeRest, instance: string, logger: Lo
       lastTimestamp: now,
       count: 1,
     };
-    rest.request('POST', resourcePath(RESOURCES.events, target.namespace), { body }).catch((e: unknown) => {
+    rest.request('POST', resourcePath(RESOURCES.events, namespace), { body }).catch((e: unknown) => {
       logger.warn({ err: String(e), reason, key: `${target.namespace}/${target.name}` }, 'could not record event');
     });
   };

@@ -2,7 +2,7 @@ import type { RouteContext } from '../../workers/descriptor';
 import type { RouteFamily } from '../informers/family';
 import { RESOURCES } from '../kube/resources';
 import { CONTROLLER } from '../../workflows/ttl/logic';
-import { TTL_WORKFLOW_ID, TtlEvent, TtlWorkflowInput, mergeTtlEvents, ttlWorkflow } from '../../workflows/ttl/workflow';
+import { TtlEvent, ttlWorkflowId, TtlWorkflowInput, mergeTtlEvents, ttlWorkflow } from '../../workflows/ttl/workflow';
 import { TTL_NODE_FIELDS, ttlAnnotationOf } from './activities';
 
 /**
@@ -10,12 +10,12 @@ import { TTL_NODE_FIELDS, ttlAnnotationOf } from './activities';
  * annotation when it appears or the annotation changes. A node's other updates (heartbeats, most
  * of its traffic) send nothing: they change neither the count nor what the node says.
  */
-export function ttlRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
+export function ttlRoutes({ input, signaller, cache, baseTaskQueue }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes(CONTROLLER)) return undefined;
 
   const queue = (event: TtlEvent) => {
     const args: TtlWorkflowInput = { tuning: input.tuning };
-    signaller.queue({ controller: CONTROLLER, workflow: ttlWorkflow, kind: 'Node', namespace: '', name: '', uid: '', args, workflowId: TTL_WORKFLOW_ID },
+    signaller.queue({ controller: CONTROLLER, workflow: ttlWorkflow, kind: 'Node', namespace: '', name: '', uid: '', args, workflowId: ttlWorkflowId(baseTaskQueue) },
       event, mergeTtlEvents);
   };
 

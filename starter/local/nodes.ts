@@ -1,8 +1,14 @@
 import type * as k8s from '@kubernetes/client-node';
 import { clientNode } from './client-node';
 
-/** kwok manages only nodes carrying this annotation, so it never touches a real node by mistake. */
-export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+/**
+ * kwok manages only nodes carrying this label, so it never touches a real node by mistake. A label,
+ * not an annotation, because the API server's watch tells kwok when a node stops matching a label
+ * selector: a node whose label is taken away goes silent (no status, no Lease renewals), as a node
+ * whose kubelet died, and comes back when the label returns.
+ */
+export const KWOK_MANAGED_LABEL = 'kwok.x-k8s.io/node';
+export const KWOK_MANAGED_VALUE = 'fake';
 export const KWOK_NODE_LABEL = 'temporal-kcm.dev/local-node';
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
@@ -27,8 +33,9 @@ export function nodeManifest(i: number): k8s.V1Node {
     kind: 'Node',
     metadata: {
       name,
-      annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      annotations: { 'node.alpha.kubernetes.io/ttl': '0' },
       labels: {
+        [KWOK_MANAGED_LABEL]: KWOK_MANAGED_VALUE,
         [KWOK_NODE_LABEL]: 'true',
         'kubernetes.io/hostname': name,
         'kubernetes.io/os': 'linux',
@@ -58,6 +65,12 @@ export async function ensureNodes(kc: k8s.KubeConfig, count: number): Promise<vo
   const core = kc.makeApiClient(clientNode().CoreV1Api);
   const existing = await core.listNode({ labelSelector: `${KWOK_NODE_LABEL}=true` });
   const have = new Set(existing.items.map((n) => n.metadata?.name));
+  // nodes a stack of an earlier version registered (kwok then selected them by an annotation)
+  for (const n of existing.items) {
+    if (n.metadata?.labels?.[KWOK_MANAGED_LABEL] !== undefined) continue;
+    await core.patchNode({ name: n.metadata!.name!, body: { metadata: { labels: { [KWOK_MANAGED_LABEL]: KWOK_MANAGED_VALUE } } } },
+      clientNode().setHeaderOptions('Content-Type', clientNode().PatchStrategy.MergePatch));
+  }
   for (let i = 0; i < count; i++) {
     if (have.has(nodeName(i))) continue;
     try {

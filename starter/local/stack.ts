@@ -10,7 +10,7 @@ import { renderKubeconfig } from './kubeconfig';
 import { PortAllocator, isPortFree } from './ports';
 import { PidRecord, isOurs, readPid, removePid, startDetached, stopProcess, tailLog } from './processes';
 import { probe } from './http-probe';
-import { KWOK_NODE_ANNOTATION, ensureDefaultServiceAccount, ensureNodes, readyNodeCount } from './nodes';
+import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, ensureDefaultServiceAccount, ensureNodes, readyNodeCount } from './nodes';
 import { ensureDevSearchAttributes, temporalHealthy } from './temporal-dev';
 
 export type ComponentName = 'etcd' | 'temporal' | 'kube-apiserver' | 'kube-scheduler' | 'kwok';
@@ -172,7 +172,7 @@ const COMPONENTS: Component[] = [
       `--kubeconfig=${kubeconfigPath(dataDir, 'admin')}`,
       `--config=${path.join(repoRoot, 'hack', 'kwok', 'stages.yaml')}`,
       '--manage-all-nodes=false',
-      `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+      `--manage-nodes-with-label-selector=${KWOK_MANAGED_LABEL}=${KWOK_MANAGED_VALUE}`,
       '--node-lease-duration-seconds=40',
       '--cidr=10.244.0.0/16',
       `--server-address=127.0.0.1:${ports.kwok}`,

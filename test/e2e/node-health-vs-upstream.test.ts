@@ -5,7 +5,7 @@ import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { addTestNode, deleteTestNode, kubeconfigPath, kubectl } from '../support/nodes';
+import { NodeObject, addTestNode, deleteTestNode, kubeconfigPath, kubectl, reviveNode, silenceNode } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 
 /**
@@ -184,3 +184,127 @@ test('a replica killed with kill -9 in the middle of a toleration: the pod is ev
     .filter((e) => e.reason === 'TaintManagerEviction' && e.involvedObject.name === 'tolerant');
   expect(events.map((e) => e.message)).toEqual([`Marking for deletion Pod ${ns}/tolerant`]);
 }, 180_000);
+
+type Taint = { key: string; effect: string; timeAdded?: string };
+type FullPod = Pod & { spec?: { nodeName?: string }; status?: { phase?: string } };
+
+/** Pods of the silent-node scenario: how long each tolerates the node being unreachable. */
+const SILENT_TOLERATIONS: Record<string, unknown[]> = {
+  // the API server's DefaultTolerationSeconds gives this one 300 s: it outlives the scenario
+  plain: [],
+  zero: [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }],
+  twenty: [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 20 }],
+  all: [{ operator: 'Exists' }],
+};
+
+const GRACE = ['--node-monitor-grace-period=20s'];
+const SILENT_CONTROLLERS = 'node-lifecycle-controller,taint-eviction-controller,replicaset-controller';
+
+/**
+ * A node goes silent (kwok stops heartbeating it) for 75 s and comes back: what each manager
+ * does to the node, its pods and a ReplicaSet that prefers the node.
+ */
+async function silentNodeScenario(ns: string, node: string): Promise<unknown> {
+  for (const [name, tolerations] of Object.entries(SILENT_TOLERATIONS)) {
+    await rest.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: {
+      metadata: { name }, spec: { nodeName: node, tolerations, containers: [{ name: 'c', image: 'registry.invalid/p:1' }] },
+    } });
+  }
+  await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, { body: {
+    metadata: { name: 'web' },
+    spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: {
+      affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, preference: { matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] } }] } },
+      tolerations: [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }],
+      containers: [{ name: 'c', image: 'registry.invalid/web:1' }],
+    } } },
+  } });
+  const podsNow = async () => (await rest.request<{ items: FullPod[] }>('GET', `/api/v1/namespaces/${ns}/pods`)).body.items;
+  await eventually('pods running', async () => {
+    const pods = await podsNow();
+    return pods.length === Object.keys(SILENT_TOLERATIONS).length + 2 && pods.every((p) => p.status?.phase === 'Running') ? pods : undefined;
+  }, 60_000);
+  const webOnNode = (await podsNow()).filter((p) => p.metadata?.name?.startsWith('web-') && p.spec?.nodeName === node).length;
+
+  const silencedAt = Date.now();
+  await silenceNode(node);
+  const seen: Record<string, number> = {};
+  const mark = (what: string) => {
+    seen[what] ??= Math.round((Date.now() - silencedAt) / 1000);
+  };
+  let noExecuteAt: number | undefined;
+  const evictedAfterTaint: Record<string, number> = {};
+  let silentView: { conditions: unknown; taints: unknown; pods: unknown } | undefined;
+  while (Date.now() < silencedAt + 75_000) {
+    const n = (await rest.request<NodeObject>('GET', `/api/v1/nodes/${node}`)).body;
+    for (const c of n.status?.conditions ?? []) if (c.status === 'Unknown') mark(`${c.type}=Unknown`);
+    for (const t of (n.spec?.taints ?? []) as Taint[]) {
+      mark(`taint ${t.key}:${t.effect}`);
+      if (t.effect === 'NoExecute' && t.key === 'node.kubernetes.io/unreachable' && noExecuteAt === undefined) noExecuteAt = Date.parse(t.timeAdded ?? '') || Date.now();
+    }
+    for (const p of await podsNow()) {
+      if (p.metadata?.deletionTimestamp && noExecuteAt !== undefined && evictedAfterTaint[p.metadata.name!] === undefined && p.spec?.nodeName === node) {
+        evictedAfterTaint[p.metadata.name!] = Date.parse(p.metadata.deletionTimestamp) - noExecuteAt;
+      }
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const n = (await rest.request<NodeObject>('GET', `/api/v1/nodes/${node}`)).body;
+  const pods = await podsNow();
+  silentView = {
+    conditions: (n.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })).sort((a, b) => a.type.localeCompare(b.type)),
+    taints: ((n.spec?.taints ?? []) as Taint[]).map((t) => `${t.key}:${t.effect}`).sort(),
+    pods: Object.fromEntries(pods.filter((p) => p.spec?.nodeName === node && !p.metadata?.name?.startsWith('web-')).map((p) => [p.metadata?.name, {
+      evicted: Boolean(p.metadata?.deletionTimestamp),
+      ...(evictedAfterTaint[p.metadata!.name!] !== undefined ? { evictedAfterTaintSeconds: Math.round(evictedAfterTaint[p.metadata!.name!] / 5000) * 5 } : {}),
+      ready: p.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+      disruption: p.status?.conditions?.find((c) => c.type === 'DisruptionTarget')?.reason,
+    }])),
+  };
+  const web = pods.filter((p) => p.metadata?.name?.startsWith('web-'));
+  const replicaSet = {
+    onNodeEvicted: web.filter((p) => p.spec?.nodeName === node && p.metadata?.deletionTimestamp).length,
+    replacementsElsewhere: web.filter((p) => p.spec?.nodeName !== node && !p.metadata?.deletionTimestamp && p.status?.phase === 'Running').length,
+  };
+
+  await reviveNode(node);
+  const revivedAt = Date.now();
+  const back = await eventually('node back: Ready, without the taints', async () => {
+    const m = (await rest.request<NodeObject>('GET', `/api/v1/nodes/${node}`)).body;
+    const ready = m.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    const taints = (m.spec?.taints ?? []) as Taint[];
+    return ready && taints.length === 0 ? { taints: taints.map((t) => `${t.key}:${t.effect}`), afterSeconds: Math.round((Date.now() - revivedAt) / 10_000) * 10 } : undefined;
+  }, 60_000, 500);
+
+  const events = (await rest.request<{ items: Event[] }>('GET', '/api/v1/namespaces/default/events')).body.items
+    .filter((e) => e.involvedObject.name === node).map((e) => `${e.type} ${e.reason} ${e.source?.component}: ${e.message.replaceAll(node, 'NODE')}`).sort();
+  const podEvents = (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items
+    .filter((e) => !e.involvedObject.name.startsWith('web') && ['NodeNotReady', 'TaintManagerEviction'].includes(e.reason))
+    .map((e) => `${e.involvedObject.name}: ${e.type} ${e.reason} ${e.source?.component}: ${e.message.replace(ns, 'NS')}`).sort();
+  const out = { webOnNode, seen, silentView, replicaSet, back, events, podEvents };
+  fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', `node-health-silent-${ns}.json`), JSON.stringify(out, null, 1));
+  return out;
+}
+
+/** Timings to the second differ run to run; what a user sees of them is their order and rough size. */
+function comparable(o: unknown): unknown {
+  const x = o as { seen: Record<string, number>; back: { afterSeconds: number } };
+  return { ...(o as object), seen: Object.keys(x.seen).sort(), back: { ...x.back, afterSeconds: undefined } };
+}
+
+test('a node goes silent, then comes back: conditions, taints, evictions, pod readiness, Events and replacements as upstream', async () => {
+  await startUpstream(SILENT_CONTROLLERS, GRACE);
+  const theirs = await silentNodeScenario(await freshNs(), await freshNode());
+  await stopUpstream();
+
+  ours = await startManagerProcess(taskQueue, ['--use-service-account-credentials', ...GRACE], { controllers: SILENT_CONTROLLERS });
+  const mine = await silentNodeScenario(await freshNs(), await freshNode());
+  await ours.kill();
+  ours = undefined;
+
+  const t = theirs as { silentView: { taints: string[]; pods: Record<string, { evicted: boolean }> }; replicaSet: { replacementsElsewhere: number } };
+  expect(t.silentView.taints).toEqual(['node.kubernetes.io/unreachable:NoExecute', 'node.kubernetes.io/unreachable:NoSchedule']);
+  expect(t.silentView.pods.zero.evicted).toBe(true);
+  expect(t.silentView.pods.all.evicted).toBe(false);
+  expect(t.replicaSet.replacementsElsewhere).toBe(2);
+  expect(comparable(mine)).toEqual(comparable(theirs));
+}, 420_000);

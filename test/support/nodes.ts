@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { ensureBinaries } from '../../starter/local/binaries';
-import { KWOK_NODE_ANNOTATION, KWOK_NODE_LABEL, nodeManifest } from '../../starter/local/nodes';
+import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, KWOK_NODE_LABEL, nodeManifest } from '../../starter/local/nodes';
 import type { KubeRest } from '../../activities/kube/rest';
 import { eventually } from './cluster';
 import { TEST_DATA_DIR } from './stack';
@@ -51,11 +51,12 @@ export async function deleteTestNode(rest: KubeRest, name: string): Promise<void
   await rest.request('DELETE', `/api/v1/nodes/${name}`).catch(() => undefined);
 }
 
-/** kwok stops heartbeating a node that loses its annotation: its Lease and status go stale, as a dead kubelet's would. */
+/** kwok stops heartbeating a node that loses its label: its Lease and status go stale, as a dead kubelet's would. */
 export async function silenceNode(name: string): Promise<void> {
-  await kubectl('annotate', 'node', name, `${KWOK_NODE_ANNOTATION}-`);
+  await kubectl('label', 'node', name, `${KWOK_MANAGED_LABEL}-`);
 }
 
+/** kwok takes the node back: it posts a Ready status at once and renews the Lease again. */
 export async function reviveNode(name: string): Promise<void> {
-  await kubectl('annotate', '--overwrite', 'node', name, `${KWOK_NODE_ANNOTATION}=fake`);
+  await kubectl('label', '--overwrite', 'node', name, `${KWOK_MANAGED_LABEL}=${KWOK_MANAGED_VALUE}`);
 }

@@ -43,7 +43,7 @@ export function routeHarness<E = unknown>(factory: RouteFactory, input: Informer
     queue: (target: Target, event: E, _merge: unknown, urgent = false) => sent.push({ target, id: `${target.namespace}/${target.name}`, event, urgent }),
   } as unknown as Signaller;
   const cache = new InformerCache(opts.rest ?? ({} as KubeRest), pino({ level: 'silent' }));
-  const family: RouteFamily | undefined = factory({ input, signaller, cache, rootCa: opts.rootCa });
+  const family: RouteFamily | undefined = factory({ input, signaller, cache, rootCa: opts.rootCa, baseTaskQueue: 'test-queue' });
   /** one discovery round, as the informer runs it: what `opts.rest` serves, handed to the family */
   const discover = async () => family!.discover!(await discoverResources(opts.rest!));
   /** what a reflector of that resource (or collection path) would tell the store */

@@ -73,7 +73,7 @@ describe('clusterrole-aggregation routes', () => {
     cache.watch(ROLES, CLUSTER_ROLE_FIELDS).replace([role('view', { aggregates: true }), role('reader', { labels: AGG, rules: [READ] })], '1');
     const sent: string[] = [];
     const signaller = { queue: (t: Target) => sent.push(t.workflowId ?? '') } as unknown as Signaller;
-    aggregationRoutes({ input: { controllers: ['clusterrole-aggregation'] }, signaller, cache });
+    aggregationRoutes({ input: { controllers: ['clusterrole-aggregation'] }, signaller, cache, baseTaskQueue: 'q' });
     expect(sent).toEqual(['clusterrole-aggregation/view']);
   });
 

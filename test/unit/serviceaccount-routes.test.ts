@@ -89,7 +89,7 @@ test('routes registered on stores another controller already listed judge them a
   cache.watch(SA, METADATA).replace([account('has', 'default')], '2');
   const sent: string[] = [];
   const signaller = { queue: (t: Target) => sent.push(t.workflowId ?? '') } as unknown as Signaller;
-  serviceAccountRoutes({ input: { controllers: ['serviceaccount'] }, signaller, cache });
+  serviceAccountRoutes({ input: { controllers: ['serviceaccount'] }, signaller, cache, baseTaskQueue: 'q' });
   // told once by each replayed store; the signaller sends one signal per workflow ID
   expect([...new Set(sent)]).toEqual(['serviceaccount/a']);
 });

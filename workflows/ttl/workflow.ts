@@ -26,8 +26,10 @@ export interface TtlState {
   nodes: Array<[string, string | null]>;
 }
 
-/** One TTL controller per cluster: the step depends on every node. */
-export const TTL_WORKFLOW_ID = `${CONTROLLER}/cluster`;
+/** One TTL controller per deployment (the step depends on every node); the task queue names the deployment. */
+export function ttlWorkflowId(taskQueue: string): string {
+  return `${CONTROLLER}/${taskQueue}`;
+}
 
 export function mergeTtlEvents(earlier: TtlEvent, later: TtlEvent): TtlEvent {
   const nodes = new Map<string, string | null>(earlier.nodes ?? []);
