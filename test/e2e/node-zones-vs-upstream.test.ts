@@ -1,0 +1,142 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { ensureBinaries } from '../../starter/local/binaries';
+import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, nodeManifest } from '../../starter/local/nodes';
+import { STATE_QUERY, type LoopState } from '../../workflows/runtime/object-loop';
+import { nodeLifecycleWorkflowId } from '../../workflows/node-lifecycle/workflow';
+import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { testRest } from '../support/kube';
+import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { NodeObject, kubeconfigPath } from '../support/nodes';
+import { TEST_DATA_DIR } from '../support/stack';
+
+/**
+ * 120 nodes in three zones of 40. One zone goes dark entirely and most of another goes silent:
+ * the dark zone is fully disrupted and its nodes are tainted NoExecute at --node-eviction-rate,
+ * the other is partially disrupted and, being no larger than --large-cluster-size-threshold, gets
+ * no NoExecute taint at all. Compared with upstream kube-controller-manager v1.35.4: which nodes
+ * get which taints, and how fast the dark zone's are added.
+ */
+const rest = testRest(testKubeConfig());
+const ZONES = ['e2e-z1', 'e2e-z2', 'e2e-z3'];
+const PER_ZONE = 40;
+const RATE = 2;
+const FLAGS = ['--node-monitor-grace-period=20s', `--node-eviction-rate=${RATE}`];
+const MARK = 'temporal-kcm.dev/zone-e2e';
+let upstream: ChildProcess | undefined;
+let ours: ManagerProcess | undefined;
+let connection: Connection | undefined;
+
+const nodeName = (z: number, i: number) => `zn-${z + 1}-${String(i).padStart(2, '0')}`;
+type Taint = { key: string; effect: string; timeAdded?: string };
+
+async function createNodes(): Promise<void> {
+  const bodies = ZONES.flatMap((zone, z) => Array.from({ length: PER_ZONE }, (_, i) => {
+    const m = nodeManifest(600 + z * PER_ZONE + i);
+    const name = nodeName(z, i);
+    return { ...m, metadata: { ...m.metadata, name, labels: { [KWOK_MANAGED_LABEL]: KWOK_MANAGED_VALUE, [MARK]: 'true', 'kubernetes.io/hostname': name,
+      'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'topology.kubernetes.io/region': 'e2e', 'topology.kubernetes.io/zone': zone } } };
+  }));
+  for (let i = 0; i < bodies.length; i += 20) await Promise.all(bodies.slice(i, i + 20).map((body) => rest.request('POST', '/api/v1/nodes', { body })));
+}
+
+const zoneNodes = async () => (await rest.request<{ items: NodeObject[] }>('GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(MARK)}`)).body.items;
+const readyOf = (n: NodeObject) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+
+async function label(names: string[], value: string | null): Promise<void> {
+  for (let i = 0; i < names.length; i += 20) {
+    await Promise.all(names.slice(i, i + 20).map((name) => rest.request('PATCH', `/api/v1/nodes/${name}`, {
+      contentType: 'application/merge-patch+json', body: { metadata: { labels: { [KWOK_MANAGED_LABEL]: value } } },
+    })));
+  }
+}
+
+async function allHealthy(): Promise<void> {
+  await eventually('every zone node Ready without taints', async () => {
+    const ns = await zoneNodes();
+    return ns.length === ZONES.length * PER_ZONE && ns.every((n) => readyOf(n) === 'True' && (n.spec?.taints ?? []).length === 0);
+  }, 120_000, 1000);
+}
+
+interface ZoneOutcome {
+  /** per zone: how many nodes ended with each set of taints */
+  taints: Record<string, Record<string, number>>;
+  /** seconds from the dark zone's first NoExecute taint to its last (40 nodes at RATE per second) */
+  darkZoneSpreadSeconds: number;
+}
+
+async function scenario(): Promise<ZoneOutcome> {
+  await allHealthy();
+  const dark = Array.from({ length: PER_ZONE }, (_, i) => nodeName(0, i));
+  const partial = Array.from({ length: 30 }, (_, i) => nodeName(1, i));
+  await label([...dark, ...partial], null);
+  // silence, grace period, then 40 nodes at RATE per second, and a margin
+  const outcome = await eventually('the dark zone tainted NoExecute throughout', async () => {
+    const ns = await zoneNodes();
+    const darkTaints = ns.filter((n) => dark.includes(n.metadata!.name!)).map((n) => ((n.spec?.taints ?? []) as Taint[]).find((t) => t.effect === 'NoExecute'));
+    if (darkTaints.some((t) => !t)) return undefined;
+    const times = darkTaints.map((t) => Date.parse(t!.timeAdded!)).sort((a, b) => a - b);
+    const taints: ZoneOutcome['taints'] = {};
+    for (const n of ns) {
+      const zone = n.metadata?.labels?.['topology.kubernetes.io/zone'] ?? '';
+      const key = ((n.spec?.taints ?? []) as Taint[]).map((t) => `${t.key}:${t.effect}`).sort().join(',') || 'none';
+      (taints[zone] ??= {})[key] = (taints[zone][key] ?? 0) + 1;
+    }
+    return { taints, darkZoneSpreadSeconds: (times[times.length - 1] - times[0]) / 1000 };
+  }, 150_000, 1000);
+  // the partially disrupted zone must still have no NoExecute taint a while later
+  await new Promise((r) => setTimeout(r, 10_000));
+  const late = (await zoneNodes()).filter((n) => partial.includes(n.metadata!.name!) && ((n.spec?.taints ?? []) as Taint[]).some((t) => t.effect === 'NoExecute'));
+  expect(late.map((n) => n.metadata?.name)).toEqual([]);
+  await label([...dark, ...partial], KWOK_MANAGED_VALUE);
+  await allHealthy();
+  return outcome;
+}
+
+afterAll(async () => {
+  upstream?.kill('SIGTERM');
+  await ours?.kill();
+  await connection?.close();
+  await rest.request('DELETE', `/api/v1/nodes?labelSelector=${encodeURIComponent(MARK)}`).catch(() => undefined);
+});
+
+test('one zone of 120 nodes goes dark and another mostly silent: zone states and the eviction rate as upstream', async () => {
+  await createNodes();
+
+  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
+  const kc = kubeconfigPath();
+  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-zones.log'), 'a');
+  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
+    '--controllers=node-lifecycle-controller', '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials', ...FLAGS], { stdio: ['ignore', log, log] });
+  const theirs = await scenario();
+  upstream.kill('SIGTERM');
+  await new Promise((r) => upstream!.once('exit', r));
+  upstream = undefined;
+
+  const taskQueue = uniqueName('zones-e2e');
+  ours = await startManagerProcess(taskQueue, ['--use-service-account-credentials', ...FLAGS], { controllers: 'node-lifecycle-controller' });
+  connection = await Connection.connect({ address: temporalAddress() });
+  const client = new Client({ connection });
+  const states = async () => ((await client.workflow.getHandle(nodeLifecycleWorkflowId(taskQueue)).query<LoopState>(STATE_QUERY)).view?.zones ?? []) as string[];
+  const zoneWatch = (async () => {
+    // the zone states the workflow reports while the scenario runs
+    const seen = new Set<string>();
+    for (let i = 0; i < 240 && ours; i++) {
+      for (const z of await states().catch(() => [])) seen.add(z);
+      await new Promise((r) => setTimeout(r, 500));
+      if (seen.has('e2e/e2e-z1=FullDisruption') && seen.has('e2e/e2e-z2=PartialDisruption')) break;
+    }
+    return seen;
+  })();
+  const mine = await scenario();
+  const seen = await zoneWatch;
+  fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', 'node-zones.json'), JSON.stringify({ theirs, mine, seen: [...seen] }, null, 1));
+
+  expect(theirs.taints['e2e-z1']).toEqual({ 'node.kubernetes.io/unreachable:NoExecute,node.kubernetes.io/unreachable:NoSchedule': PER_ZONE });
+  expect(mine.taints).toEqual(theirs.taints);
+  for (const z of ['e2e/e2e-z1=FullDisruption', 'e2e/e2e-z2=PartialDisruption', 'e2e/e2e-z3=Normal']) expect([...seen]).toContain(z);
+  // 40 nodes at 2 per second: about 19.5 s on both sides
+  expect(Math.abs(mine.darkZoneSpreadSeconds - theirs.darkZoneSpreadSeconds)).toBeLessThanOrEqual(Math.max(4, theirs.darkZoneSpreadSeconds * 0.2));
+}, 600_000);

@@ -1,0 +1,111 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ensureBinaries } from '../../starter/local/binaries';
+import { eventually, testKubeConfig, uniqueName } from '../support/cluster';
+import { testRest } from '../support/kube';
+import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { kubeconfigPath } from '../support/nodes';
+import { TEST_DATA_DIR } from '../support/stack';
+
+/**
+ * The ttl controller's node annotation at 1, 101 and 501 nodes and back, compared with upstream
+ * kube-controller-manager v1.35.4. The extra nodes are bare Node objects (kwok does not run them):
+ * the controller counts nodes, it does not care whether they are Ready.
+ */
+const rest = testRest(testKubeConfig());
+const TTL = 'node.alpha.kubernetes.io/ttl';
+const LABEL = 'temporal-kcm.dev/ttl-e2e';
+let upstream: ChildProcess | undefined;
+let ours: ManagerProcess | undefined;
+
+type Node = { metadata: { name: string; annotations?: Record<string, string>; labels?: Record<string, string> } };
+const nodes = async () => (await rest.request<{ items: Node[] }>('GET', '/api/v1/nodes')).body.items;
+const testNodes = () => nodes().then((all) => all.filter((n) => n.metadata.labels?.[LABEL]));
+
+async function addNodes(count: number, prefix: string): Promise<void> {
+  const names = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}`);
+  for (let i = 0; i < names.length; i += 25) {
+    await Promise.all(names.slice(i, i + 25).map((name) => rest.request('POST', '/api/v1/nodes', { body: { metadata: { name, labels: { [LABEL]: 'true' } } } })));
+  }
+}
+
+async function removeNodes(count: number): Promise<void> {
+  const mine = (await testNodes()).map((n) => n.metadata.name).sort().reverse().slice(0, count);
+  for (let i = 0; i < mine.length; i += 25) {
+    await Promise.all(mine.slice(i, i + 25).map((name) => rest.request('DELETE', `/api/v1/nodes/${name}`).catch(() => undefined)));
+  }
+}
+
+/**
+ * Every node updated once (a label), as kubelet status updates would: upstream looks at a node's
+ * annotation only when the node changes, so its nodes follow a new step on their next update.
+ */
+async function touchAll(stage: string): Promise<void> {
+  const all = await nodes();
+  for (let i = 0; i < all.length; i += 25) {
+    await Promise.all(all.slice(i, i + 25).map((n) => rest.request('PATCH', `/api/v1/nodes/${n.metadata.name}`, {
+      contentType: 'application/merge-patch+json', body: { metadata: { labels: { 'temporal-kcm.dev/ttl-touch': stage } } },
+    })));
+  }
+}
+
+/** The annotation every node settles on: value -> how many nodes carry it. */
+async function settled(want: string, total: number): Promise<Record<string, number>> {
+  return eventually(`every node at ttl ${want}`, async () => {
+    const all = await nodes();
+    const counts: Record<string, number> = {};
+    for (const n of all) counts[n.metadata.annotations?.[TTL] ?? 'none'] = (counts[n.metadata.annotations?.[TTL] ?? 'none'] ?? 0) + 1;
+    return all.length === total && counts[want] === total ? counts : undefined;
+  }, 90_000, 500);
+}
+
+async function scenario(prefix: string): Promise<Record<string, unknown>> {
+  const base = (await nodes()).length;
+  const out: Record<string, unknown> = {};
+  await touchAll(`${prefix}-0`);
+  out.small = await settled('0', base);
+  await addNodes(101 - base, `${prefix}-a`);
+  await touchAll(`${prefix}-101`);
+  out.at101 = await settled('15', 101);
+  await addNodes(400, `${prefix}-b`);
+  await touchAll(`${prefix}-501`);
+  out.at501 = await settled('30', 501);
+  // down to 460: above the 450 the 30 s step is left at, so it stays
+  await removeNodes(41);
+  await touchAll(`${prefix}-460`);
+  out.at460 = await settled('30', 460);
+  await removeNodes(460 - base);
+  await touchAll(`${prefix}-back`);
+  out.back = await settled('0', base);
+  fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', `ttl-${prefix}.json`), JSON.stringify(out, null, 1));
+  return out;
+}
+
+afterAll(async () => {
+  upstream?.kill('SIGTERM');
+  await ours?.kill();
+  await rest.request('DELETE', `/api/v1/nodes?labelSelector=${encodeURIComponent(LABEL)}`).catch(() => undefined);
+});
+
+test('node.alpha.kubernetes.io/ttl at 1, 101, 501 and 460 nodes and back, as upstream sets it', async () => {
+  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
+  const kc = kubeconfigPath();
+  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-ttl.log'), 'a');
+  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
+    '--controllers=ttl-controller', '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials'], { stdio: ['ignore', log, log] });
+  const theirs = await scenario('up');
+  upstream.kill('SIGTERM');
+  await new Promise((r) => upstream!.once('exit', r));
+  upstream = undefined;
+
+  ours = await startManagerProcess(uniqueName('ttl-e2e'), ['--use-service-account-credentials'], { controllers: 'ttl-controller' });
+  // ours brings every node to a new step at once, without waiting for the node's next update
+  const base = (await nodes()).length;
+  await addNodes(101 - base, 'early');
+  await settled('15', 101);
+  await removeNodes(101 - base);
+  await settled('0', base);
+  const mine = await scenario('ours');
+  expect(mine).toEqual(theirs);
+}, 600_000);
