@@ -1,5 +1,5 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
+import { heartbeat } from '../kube/heartbeat';
 import {
   SCHEDULED_TIMESTAMP_ANNOTATION,
   type ChildJob,
@@ -94,13 +94,6 @@ export interface CronJobActivityDeps {
 const cronJobPath = (ns: string, name?: string) => resourcePath(RESOURCES.cronJobs, ns, name);
 const jobPath = (ns: string, name?: string) => resourcePath(RESOURCES.jobs, ns, name);
 
-function heartbeat(): void {
-  try {
-    Context.current().heartbeat();
-  } catch {
-    /* not inside an activity (unit use) */
-  }
-}
 
 function eventTarget(cj: CronJobTarget): EventTarget {
   return { apiVersion: 'batch/v1', kind: 'CronJob', namespace: cj.namespace, name: cj.name, uid: cj.uid, resourceVersion: cj.resourceVersion };

@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import type { DeploymentObservation } from '../../workflows/deployment/cache';
 import type { Logger } from 'pino';
 import { newerVersion } from '../../workflows/common/resource-version';
@@ -15,6 +14,7 @@ import type { KubeObject } from '../kube/projections';
 import { controllerRef } from '../../workflows/common/controller-ref';
 import { KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
+import { heartbeat } from '../kube/heartbeat';
 
 export interface DeploymentKey {
   namespace: string;
@@ -53,13 +53,6 @@ const COMPONENT = 'deployment-controller';
 const deployPath = (ns: string, name?: string) => resourcePath(RESOURCES.deployments, ns, name);
 const rsPath = (ns: string, name?: string) => resourcePath(RESOURCES.replicaSets, ns, name);
 
-function heartbeat(): void {
-  try {
-    Context.current().heartbeat();
-  } catch {
-    /* not inside an activity */
-  }
-}
 
 function ownerRef(d: DeploymentRef): OwnerRef {
   return { apiVersion: 'apps/v1', kind: 'Deployment', name: d.name, uid: d.uid, controller: true, blockOwnerDeletion: true };

@@ -21,6 +21,7 @@ import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
 import { ApiError, type KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
+import { heartbeat } from '../kube/heartbeat';
 
 /** The component upstream's events carry. */
 export const ENDPOINTSLICE_EVENT_COMPONENT = 'endpoint-slice-controller';
@@ -93,13 +94,6 @@ type SliceObject = KubeObject & {
 
 const slicesPath = (ns: string) => resourcePath(RESOURCES.endpointSlices, ns);
 
-function heartbeat(): void {
-  try {
-    Context.current().heartbeat();
-  } catch {
-    /* not inside an activity */
-  }
-}
 
 function attempt(): number {
   try {

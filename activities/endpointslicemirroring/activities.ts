@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { endpointsDigest, slicePortKey } from '../../workflows/endpointslicemirroring/logic';
 import {
@@ -24,6 +23,7 @@ import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
+import { heartbeat } from '../kube/heartbeat';
 
 export interface MirroringActivityDeps {
   rest: KubeRest;
@@ -63,13 +63,6 @@ const SLICES = (ns: string) => resourcePath(RESOURCES.endpointSlices, ns);
 const MIRRORED_SELECTOR = (name: string) =>
   encodeURIComponent(`${LABEL_SERVICE_NAME}=${name},${LABEL_MANAGED_BY}=${MIRRORING_MANAGER}`);
 
-function heartbeat(): void {
-  try {
-    Context.current().heartbeat();
-  } catch {
-    /* not inside an activity */
-  }
-}
 
 function address(a: RawAddress): EndpointAddressView {
   return {

@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { GcAction, ObjectMetaView, ObjectRef, OwnerLookup } from '../../workflows/gc/types';
 import { RestMapper, collectionPath } from '../kube/discovery';
@@ -7,6 +6,7 @@ import { apiCall, isStatus } from '../kube/failures';
 import { patchOwnerReferences, removeOwnerReference } from '../kube/ownership';
 import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
+import { heartbeat } from '../kube/heartbeat';
 
 export interface GcObserveRequest {
   ref: ObjectRef;
@@ -32,13 +32,6 @@ export interface GcActivityDeps {
   logger: Logger;
 }
 
-function heartbeat(): void {
-  try {
-    Context.current().heartbeat();
-  } catch {
-    /* not inside an activity */
-  }
-}
 
 function metaView(ref: Pick<ObjectRef, 'apiVersion' | 'kind'>, o: KubeObject & { metadata?: { finalizers?: string[] } }): ObjectMetaView {
   const m = o.metadata ?? {};

@@ -1,5 +1,5 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
+import { heartbeat } from '../kube/heartbeat';
 import { selectorError } from '../../workflows/common/selector';
 import {
   JOB_COMPLETION_INDEX,
@@ -136,13 +136,6 @@ function target(job: { namespace: string; name: string; uid: string; resourceVer
   return { apiVersion: 'batch/v1', kind: 'Job', namespace: job.namespace, name: job.name, uid: job.uid, resourceVersion: job.resourceVersion };
 }
 
-function heartbeat(): void {
-  try {
-    Context.current().heartbeat();
-  } catch {
-    /* not inside an activity (unit use) */
-  }
-}
 
 function failure(name: string, e: unknown): JobPodWriteFailure {
   if (e instanceof ApiError) return { name, status: e.status, reason: e.reason, message: e.serverMessage };

@@ -24,6 +24,7 @@ import { ApiError, KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
 import { updateGuarded } from '../kube/update';
 import { METADATA_ONLY } from '../informers/reflector';
+import { heartbeat } from '../kube/heartbeat';
 
 export interface NamespaceActivityDeps {
   rest: KubeRest;
@@ -84,13 +85,6 @@ async function keepAlive<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-function heartbeat(details?: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    /* not inside an activity */
-  }
-}
 
 function messageOf(e: unknown): string {
   if (e instanceof ApiError) return e.serverMessage;

@@ -1,5 +1,5 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
+import { heartbeat, pool } from '../kube/heartbeat';
 import type { FieldMask } from '../informers/fields';
 import type { EventType, RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
@@ -111,13 +111,6 @@ const STATUS_RETRIES = 5;
 /** upstream's node update workers */
 const SYNC_CONCURRENCY = 8;
 
-function heartbeat(details?: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    /* not inside an activity (unit use) */
-  }
-}
 
 const nodePath = (name: string) => resourcePath(RESOURCES.nodes, undefined, name);
 const readyOf = (n: NodeObject) => n.status?.conditions?.find((c) => c.type === 'Ready');
@@ -237,28 +230,24 @@ export function createNodeLifecycleActivities(deps: NodeLifecycleDeps) {
     /** The NoSchedule condition taints and the beta labels brought in line with each node, as it is now. */
     async syncNodeTaintsAndLabels(req: { nodes: string[]; reason: string }): Promise<void> {
       return apiCall(async () => {
-        let next = 0;
-        const worker = async () => {
-          while (next < req.nodes.length) {
-            const name = req.nodes[next++];
-            const node = await getNode(name);
-            if (!node) continue;
-            const diff = noScheduleDiff(node.status?.conditions ?? [], node.spec?.unschedulable === true, node.spec?.taints ?? []);
-            if (diff.add.length || diff.remove.length) {
-              await changeNodeTaints(rest, name, diff);
-              log.info({ node: name, add: diff.add.map((t) => t.key), remove: diff.remove.map((t) => t.key), reason: req.reason }, 'changed node NoSchedule taints');
-            }
-            const labels = labelsToReconcile(node.metadata?.labels);
-            if (Object.keys(labels).length) {
-              await rest.request('PATCH', nodePath(name), { contentType: 'application/strategic-merge-patch+json', body: { metadata: { labels } } })
-                .catch((e: unknown) => {
-                  if (!isStatus(e, 404)) throw e;
-                });
-            }
-            heartbeat({ synced: next });
+        let synced = 0;
+        await pool(req.nodes, SYNC_CONCURRENCY, async (name) => {
+          const node = await getNode(name);
+          if (!node) return;
+          const diff = noScheduleDiff(node.status?.conditions ?? [], node.spec?.unschedulable === true, node.spec?.taints ?? []);
+          if (diff.add.length || diff.remove.length) {
+            await changeNodeTaints(rest, name, diff);
+            log.info({ node: name, add: diff.add.map((t) => t.key), remove: diff.remove.map((t) => t.key), reason: req.reason }, 'changed node NoSchedule taints');
           }
-        };
-        await Promise.all(Array.from({ length: Math.min(SYNC_CONCURRENCY, req.nodes.length) }, worker));
+          const labels = labelsToReconcile(node.metadata?.labels);
+          if (Object.keys(labels).length) {
+            await rest.request('PATCH', nodePath(name), { contentType: 'application/strategic-merge-patch+json', body: { metadata: { labels } } })
+              .catch((e: unknown) => {
+                if (!isStatus(e, 404)) throw e;
+              });
+          }
+          heartbeat({ synced: ++synced });
+        });
       });
     },
   };

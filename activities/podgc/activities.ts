@@ -1,5 +1,5 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
+import { heartbeat, pool } from '../kube/heartbeat';
 import { failedStatusPatch, selectPodsForGc } from '../../workflows/podgc/logic';
 import {
   DEFAULT_MAX_TARGETS,
@@ -105,31 +105,7 @@ export interface PodGcDeps {
   recordEvent?: RecordEvent;
 }
 
-function heartbeat(details?: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    /* not inside an activity (unit use) */
-  }
-}
 
-/** Runs `fn` over `items`, at most `limit` at a time; the first error stops new work and is thrown. */
-async function pool<T>(items: T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: unknown;
-  const worker = async () => {
-    while (failure === undefined && next < items.length) {
-      const t = items[next++];
-      try {
-        await fn(t);
-      } catch (e) {
-        failure ??= e;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure !== undefined) throw failure;
-}
 
 const DELETE_CONCURRENCY = 8;
 const LIST_PAGE = 500;

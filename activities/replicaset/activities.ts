@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { podFromTemplate } from '../../workflows/replicaset/logic';
 import { selectorMatches } from '../../workflows/common/selector';
@@ -13,6 +12,7 @@ import { readByName, updateGuarded, withoutEmpty } from '../kube/update';
 import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
 import { ApiError, KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
+import { heartbeat } from '../kube/heartbeat';
 
 export interface OwnerKey {
   kind: ReplicaOwnerKind;
@@ -151,13 +151,6 @@ function ownerRefFor(owner: ReplicaOwner): OwnerRef {
   return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
 }
 
-function heartbeat(detail?: unknown): void {
-  try {
-    Context.current().heartbeat(detail);
-  } catch {
-    /* not inside an activity (unit use) */
-  }
-}
 
 /** The I/O of the replicaset / replicationcontroller engine; every write is safe to run twice. */
 export function createReplicaActivities(deps: ReplicaActivityDeps) {

@@ -1,5 +1,5 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
+import { heartbeat } from '../kube/heartbeat';
 import { calculateUsage, quotaListings } from '../../workflows/resourcequota/usage';
 import type {
   ContainerLike,
@@ -76,13 +76,6 @@ const CORE_COUNTED: ReadonlyMap<string, ResourceType> = new Map([
   ['resourcequotas', RESOURCES.resourceQuotas],
 ]);
 
-function heartbeat(details?: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    /* not inside an activity */
-  }
-}
 
 export const quotaPath = (ns: string, name: string) => resourcePath(RESOURCES.resourceQuotas, ns, name);
 

@@ -1,5 +1,5 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
+import { heartbeat } from '../kube/heartbeat';
 import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
@@ -82,13 +82,6 @@ export interface TaintEvictionDeps {
   recordEvent: RecordEvent;
 }
 
-function heartbeat(details?: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    /* not inside an activity (unit use) */
-  }
-}
 
 /** An Event on a pod by name, as upstream's taint manager refers to it (no UID). */
 const podRef = (key: string) => {

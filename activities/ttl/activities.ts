@@ -1,5 +1,5 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
+import { heartbeat, pool } from '../kube/heartbeat';
 import type { FieldMask } from '../informers/fields';
 import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
@@ -42,29 +42,20 @@ export function createTtlActivities(deps: TtlDeps) {
     async setNodeTtl(req: SetNodeTtlRequest): Promise<SetNodeTtlResult> {
       return apiCall(async () => {
         const out: SetNodeTtlResult = { patched: [], gone: [] };
-        let next = 0;
-        const worker = async () => {
-          while (next < req.nodes.length) {
-            const node = req.nodes[next++];
-            try {
-              await deps.rest.request('PATCH', resourcePath(RESOURCES.nodes, undefined, node), {
-                contentType: 'application/strategic-merge-patch+json',
-                body: { metadata: { annotations: { [TTL_ANNOTATION]: String(req.ttlSeconds) } } },
-              });
-              out.patched.push(node);
-              log.info({ node, ttlSeconds: req.ttlSeconds }, 'changed ttl annotation');
-            } catch (e) {
-              if (!isStatus(e, 404)) throw e;
-              out.gone.push(node);
-            }
-            try {
-              Context.current().heartbeat(out.patched.length);
-            } catch {
-              /* not inside an activity (unit use) */
-            }
+        await pool(req.nodes, CONCURRENCY, async (node) => {
+          try {
+            await deps.rest.request('PATCH', resourcePath(RESOURCES.nodes, undefined, node), {
+              contentType: 'application/strategic-merge-patch+json',
+              body: { metadata: { annotations: { [TTL_ANNOTATION]: String(req.ttlSeconds) } } },
+            });
+            out.patched.push(node);
+            log.info({ node, ttlSeconds: req.ttlSeconds }, 'changed ttl annotation');
+          } catch (e) {
+            if (!isStatus(e, 404)) throw e;
+            out.gone.push(node);
           }
-        };
-        await Promise.all(Array.from({ length: Math.min(CONCURRENCY, req.nodes.length) }, worker));
+          heartbeat(out.patched.length);
+        });
         return out;
       });
     },

@@ -9,6 +9,17 @@ import { clientNode } from './client-node';
  */
 export const KWOK_MANAGED_LABEL = 'kwok.x-k8s.io/node';
 export const KWOK_MANAGED_VALUE = 'fake';
+/**
+ * kwok leaves the status of a node with this label alone even while it still hears of the node
+ * (a status write right after the managing label went away can reach it): with both, a silenced
+ * node stays silent.
+ */
+export const KWOK_SILENT_LABEL = 'kwok.temporal-kcm.dev/silent';
+
+/** The label change that silences a kwok node (`silent`) or brings it back. */
+export function silenceLabels(silent: boolean): Record<string, string | null> {
+  return silent ? { [KWOK_MANAGED_LABEL]: null, [KWOK_SILENT_LABEL]: 'true' } : { [KWOK_MANAGED_LABEL]: KWOK_MANAGED_VALUE, [KWOK_SILENT_LABEL]: null };
+}
 export const KWOK_NODE_LABEL = 'temporal-kcm.dev/local-node';
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 

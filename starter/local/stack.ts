@@ -10,7 +10,8 @@ import { renderKubeconfig } from './kubeconfig';
 import { PortAllocator, isPortFree } from './ports';
 import { PidRecord, isOurs, readPid, removePid, startDetached, stopProcess, tailLog } from './processes';
 import { probe } from './http-probe';
-import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, ensureDefaultServiceAccount, ensureNodes, readyNodeCount } from './nodes';
+import { liftBootTaints } from './boot-taints';
+import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, KWOK_SILENT_LABEL, ensureDefaultServiceAccount, ensureNodes, readyNodeCount } from './nodes';
 import { ensureDevSearchAttributes, temporalHealthy } from './temporal-dev';
 
 export type ComponentName = 'etcd' | 'temporal' | 'kube-apiserver' | 'kube-scheduler' | 'kwok';
@@ -126,10 +127,6 @@ const COMPONENTS: Component[] = [
       '--audit-log-maxbackup=1',
       '--allow-privileged=true',
       '--profiling=false',
-      // This admission plugin taints every new Node not-ready; upstream's node lifecycle controller
-      // lifts the taint once the node is Ready. The stack must schedule pods before any
-      // controller manager runs, so its nodes register untainted.
-      '--disable-admission-plugins=TaintNodesByCondition',
       // The `kubernetes` Service's endpoints may not be loopback (API validation), and this
       // apiserver listens on loopback only; with no other address to offer we publish none.
       ...(advertiseAddress
@@ -173,6 +170,7 @@ const COMPONENTS: Component[] = [
       `--config=${path.join(repoRoot, 'hack', 'kwok', 'stages.yaml')}`,
       '--manage-all-nodes=false',
       `--manage-nodes-with-label-selector=${KWOK_MANAGED_LABEL}=${KWOK_MANAGED_VALUE}`,
+      `--disregard-status-with-label-selector=${KWOK_SILENT_LABEL}=true`,
       '--node-lease-duration-seconds=40',
       '--cidr=10.244.0.0/16',
       `--server-address=127.0.0.1:${ports.kwok}`,
@@ -363,6 +361,7 @@ export async function up(opts: UpOptions): Promise<StackState> {
       const { ready, total } = await readyNodeCount(kc);
       return ready === nodes && total === nodes;
     }, timeoutMs, `${nodes} kwok nodes to become Ready (see ${path.join(dataDir, 'logs', 'kwok.log')})`);
+    await liftBootTaints({ kc, dataDir, temporalAddress: `127.0.0.1:${ports.temporal}`, timeoutMs, log });
     log(`local stack up in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
     return state;
   });

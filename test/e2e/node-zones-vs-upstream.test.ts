@@ -9,7 +9,7 @@ import { nodeLifecycleWorkflowId } from '../../workflows/node-lifecycle/workflow
 import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { NodeObject, kubeconfigPath } from '../support/nodes';
+import { NodeObject, kubeconfigPath, setSilent } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 
 /**
@@ -45,14 +45,6 @@ async function createNodes(): Promise<void> {
 const zoneNodes = async () => (await rest.request<{ items: NodeObject[] }>('GET', `/api/v1/nodes?labelSelector=${encodeURIComponent(MARK)}`)).body.items;
 const readyOf = (n: NodeObject) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status;
 
-async function label(names: string[], value: string | null): Promise<void> {
-  for (let i = 0; i < names.length; i += 20) {
-    await Promise.all(names.slice(i, i + 20).map((name) => rest.request('PATCH', `/api/v1/nodes/${name}`, {
-      contentType: 'application/merge-patch+json', body: { metadata: { labels: { [KWOK_MANAGED_LABEL]: value } } },
-    })));
-  }
-}
-
 async function allHealthy(): Promise<void> {
   await eventually('every zone node Ready without taints', async () => {
     const ns = await zoneNodes();
@@ -63,19 +55,28 @@ async function allHealthy(): Promise<void> {
 interface ZoneOutcome {
   /** per zone: how many nodes ended with each set of taints */
   taints: Record<string, Record<string, number>>;
-  /** seconds from the dark zone's first NoExecute taint to its last (40 nodes at RATE per second) */
-  darkZoneSpreadSeconds: number;
+  /** seconds from the dark zone's first NoExecute taint to its last (40 nodes at RATE per second: 19.5) */
+  spreadSeconds: number;
+  /** the most taints added within one second (a taint's timeAdded has whole seconds): a burst would show here */
+  maxPerSecond: number;
+  /** nodes of the partially disrupted zone tainted NoExecute 10 s after the dark zone was done */
+  partialZoneNoExecute: number;
 }
 
-async function scenario(): Promise<ZoneOutcome> {
+async function scenario(midway?: () => Promise<void>): Promise<ZoneOutcome> {
   await allHealthy();
   const dark = Array.from({ length: PER_ZONE }, (_, i) => nodeName(0, i));
   const partial = Array.from({ length: 30 }, (_, i) => nodeName(1, i));
-  await label([...dark, ...partial], null);
+  await setSilent(rest, [...dark, ...partial], true);
   // silence, grace period, then 40 nodes at RATE per second, and a margin
+  let interrupted = !midway;
   const outcome = await eventually('the dark zone tainted NoExecute throughout', async () => {
     const ns = await zoneNodes();
     const darkTaints = ns.filter((n) => dark.includes(n.metadata!.name!)).map((n) => ((n.spec?.taints ?? []) as Taint[]).find((t) => t.effect === 'NoExecute'));
+    if (!interrupted && darkTaints.filter(Boolean).length >= 10) {
+      interrupted = true;
+      await midway!();
+    }
     if (darkTaints.some((t) => !t)) return undefined;
     const times = darkTaints.map((t) => Date.parse(t!.timeAdded!)).sort((a, b) => a - b);
     const taints: ZoneOutcome['taints'] = {};
@@ -84,16 +85,28 @@ async function scenario(): Promise<ZoneOutcome> {
       const key = ((n.spec?.taints ?? []) as Taint[]).map((t) => `${t.key}:${t.effect}`).sort().join(',') || 'none';
       (taints[zone] ??= {})[key] = (taints[zone][key] ?? 0) + 1;
     }
-    return { taints, darkZoneSpreadSeconds: (times[times.length - 1] - times[0]) / 1000 };
-  }, 150_000, 1000);
-  // the partially disrupted zone must still have no NoExecute taint a while later
+    const perSecond = new Map<number, number>();
+    for (const t of times) perSecond.set(t, (perSecond.get(t) ?? 0) + 1);
+    return { taints, spreadSeconds: (times[times.length - 1] - times[0]) / 1000, maxPerSecond: Math.max(...perSecond.values()) };
+  }, 180_000, 500);
+  // the partially disrupted zone's rate is 0: nothing more is tainted there a while later
   await new Promise((r) => setTimeout(r, 10_000));
-  const late = (await zoneNodes()).filter((n) => partial.includes(n.metadata!.name!) && ((n.spec?.taints ?? []) as Taint[]).some((t) => t.effect === 'NoExecute'));
-  expect(late.map((n) => n.metadata?.name)).toEqual([]);
-  await label([...dark, ...partial], KWOK_MANAGED_VALUE);
+  const partialZoneNoExecute = (await zoneNodes()).filter((n) => partial.includes(n.metadata!.name!)
+    && ((n.spec?.taints ?? []) as Taint[]).some((t) => t.effect === 'NoExecute')).length;
+  await setSilent(rest, [...dark, ...partial], false);
   await allHealthy();
-  return outcome;
+  return { ...outcome, partialZoneNoExecute };
 }
+
+/** The partially disrupted zone's taints without NoExecute, which upstream may put on one node before the zone's state turns (see below). */
+const withoutRace = (o: ZoneOutcome) => {
+  const z2: Record<string, number> = {};
+  for (const [k, v] of Object.entries(o.taints['e2e-z2'] ?? {})) {
+    const key = k.split(',').filter((t) => !t.endsWith(':NoExecute')).join(',') || 'none';
+    z2[key] = (z2[key] ?? 0) + v;
+  }
+  return { ...o.taints, 'e2e-z2': z2 };
+};
 
 afterAll(async () => {
   upstream?.kill('SIGTERM');
@@ -130,13 +143,28 @@ test('one zone of 120 nodes goes dark and another mostly silent: zone states and
     }
     return seen;
   })();
-  const mine = await scenario();
+  // a replica killed with kill -9 a quarter of the way through the dark zone: the queue and the
+  // zone's token bucket are workflow state, so the new replica goes on at the same rate, no burst
+  const mine = await scenario(async () => {
+    await ours!.kill('SIGKILL');
+    ours = await startManagerProcess(taskQueue, ['--use-service-account-credentials', ...FLAGS], { controllers: 'node-lifecycle-controller' });
+  });
   const seen = await zoneWatch;
   fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', 'node-zones.json'), JSON.stringify({ theirs, mine, seen: [...seen] }, null, 1));
 
   expect(theirs.taints['e2e-z1']).toEqual({ 'node.kubernetes.io/unreachable:NoExecute,node.kubernetes.io/unreachable:NoSchedule': PER_ZONE });
-  expect(mine.taints).toEqual(theirs.taints);
+  expect(withoutRace(mine)).toEqual(withoutRace(theirs));
+  // Upstream taints a node while its monitoring pass is still marking the zone's nodes Unknown,
+  // so one node of the zone may be tainted before the zone turns PartialDisruption; ours decides
+  // the zone's state before it taints in the same reconcile (docs/COMPATIBILITY.md).
+  expect(theirs.partialZoneNoExecute).toBeLessThanOrEqual(1);
+  expect(mine.partialZoneNoExecute).toBe(0);
   for (const z of ['e2e/e2e-z1=FullDisruption', 'e2e/e2e-z2=PartialDisruption', 'e2e/e2e-z3=Normal']) expect([...seen]).toContain(z);
-  // 40 nodes at 2 per second: about 19.5 s on both sides
-  expect(Math.abs(mine.darkZoneSpreadSeconds - theirs.darkZoneSpreadSeconds)).toBeLessThanOrEqual(Math.max(4, theirs.darkZoneSpreadSeconds * 0.2));
+  // 2 nodes per second on both sides: about 19.5 s for the zone, never more than a second's worth at once;
+  // ours also lost the few seconds a replacement replica takes to start
+  expect(theirs.spreadSeconds).toBeGreaterThanOrEqual(17);
+  expect(theirs.spreadSeconds).toBeLessThanOrEqual(25);
+  expect(mine.spreadSeconds).toBeGreaterThanOrEqual(theirs.spreadSeconds - 2);
+  expect(mine.spreadSeconds).toBeLessThanOrEqual(theirs.spreadSeconds + 20);
+  expect(mine.maxPerSecond).toBeLessThanOrEqual(Math.max(RATE + 1, theirs.maxPerSecond));
 }, 600_000);

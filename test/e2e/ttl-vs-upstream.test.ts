@@ -99,12 +99,17 @@ test('node.alpha.kubernetes.io/ttl at 1, 101, 501 and 460 nodes and back, as ups
   await new Promise((r) => upstream!.once('exit', r));
   upstream = undefined;
 
-  ours = await startManagerProcess(uniqueName('ttl-e2e'), ['--use-service-account-credentials'], { controllers: 'ttl-controller' });
-  // ours brings every node to a new step at once, without waiting for the node's next update
+  const taskQueue = uniqueName('ttl-e2e');
+  ours = await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: 'ttl-controller' });
+  // ours brings every node to a new step at once, without waiting for the node's next update,
+  // and a replica killed in the middle of that finishes it when it comes back
   const base = (await nodes()).length;
-  await addNodes(101 - base, 'early');
-  await settled('15', 101);
-  await removeNodes(101 - base);
+  await addNodes(501 - base, 'early');
+  await eventually('the sweep under way', async () => (await nodes()).some((n) => n.metadata.annotations?.[TTL] === '30'), 30_000, 100);
+  await ours.kill('SIGKILL');
+  ours = await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: 'ttl-controller' });
+  await settled('30', 501);
+  await removeNodes(501 - base);
   await settled('0', base);
   const mine = await scenario('ours');
   expect(mine).toEqual(theirs);

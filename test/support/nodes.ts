@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { ensureBinaries } from '../../starter/local/binaries';
-import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, KWOK_NODE_LABEL, nodeManifest } from '../../starter/local/nodes';
+import { KWOK_NODE_LABEL, nodeManifest, silenceLabels } from '../../starter/local/nodes';
 import type { KubeRest } from '../../activities/kube/rest';
 import { eventually } from './cluster';
 import { TEST_DATA_DIR } from './stack';
@@ -53,10 +53,21 @@ export async function deleteTestNode(rest: KubeRest, name: string): Promise<void
 
 /** kwok stops heartbeating a node that loses its label: its Lease and status go stale, as a dead kubelet's would. */
 export async function silenceNode(name: string): Promise<void> {
-  await kubectl('label', 'node', name, `${KWOK_MANAGED_LABEL}-`);
+  await kubectl('label', 'node', name, ...labelArgs(silenceLabels(true)));
 }
 
 /** kwok takes the node back: it posts a Ready status at once and renews the Lease again. */
 export async function reviveNode(name: string): Promise<void> {
-  await kubectl('label', '--overwrite', 'node', name, `${KWOK_MANAGED_LABEL}=${KWOK_MANAGED_VALUE}`);
+  await kubectl('label', '--overwrite', 'node', name, ...labelArgs(silenceLabels(false)));
 }
+
+/** The same, for many nodes at once, by merge patch. */
+export async function setSilent(rest: KubeRest, names: readonly string[], silent: boolean): Promise<void> {
+  for (let i = 0; i < names.length; i += 20) {
+    await Promise.all(names.slice(i, i + 20).map((name) => rest.request('PATCH', `/api/v1/nodes/${name}`, {
+      contentType: 'application/merge-patch+json', body: { metadata: { labels: silenceLabels(silent) } },
+    })));
+  }
+}
+
+const labelArgs = (labels: Record<string, string | null>) => Object.entries(labels).map(([k, v]) => (v === null ? `${k}-` : `${k}=${v}`));
