@@ -183,6 +183,8 @@ test('a replica killed with kill -9 in the middle of a toleration: the pod is ev
   const events = (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items
     .filter((e) => e.reason === 'TaintManagerEviction' && e.involvedObject.name === 'tolerant');
   expect(events.map((e) => e.message)).toEqual([`Marking for deletion Pod ${ns}/tolerant`]);
+  await ours.kill();
+  ours = undefined;
 }, 180_000);
 
 type Taint = { key: string; effect: string; timeAdded?: string };
@@ -201,7 +203,7 @@ const GRACE = ['--node-monitor-grace-period=20s'];
 const SILENT_CONTROLLERS = 'node-lifecycle-controller,taint-eviction-controller,replicaset-controller';
 
 /**
- * A node goes silent (kwok stops heartbeating it) for 75 s and comes back: what each manager
+ * A node goes silent (kwok stops heartbeating it) for 60 s and comes back: what each manager
  * does to the node, its pods and a ReplicaSet that prefers the node.
  */
 async function silentNodeScenario(ns: string, node: string): Promise<unknown> {
@@ -234,7 +236,7 @@ async function silentNodeScenario(ns: string, node: string): Promise<unknown> {
   let noExecuteAt: number | undefined;
   const evictedAfterTaint: Record<string, number> = {};
   let silentView: { conditions: unknown; taints: unknown; pods: unknown } | undefined;
-  while (Date.now() < silencedAt + 75_000) {
+  while (Date.now() < silencedAt + 60_000) {
     const n = (await rest.request<NodeObject>('GET', `/api/v1/nodes/${node}`)).body;
     for (const c of n.status?.conditions ?? []) if (c.status === 'Unknown') mark(`${c.type}=Unknown`);
     for (const t of (n.spec?.taints ?? []) as Taint[]) {
