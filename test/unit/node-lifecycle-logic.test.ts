@@ -137,3 +137,20 @@ describe('mergeNodeLifecycleEvents', () => {
     expect(m).toEqual({ nodes: { b: r('3') }, nodesGone: { a: '1' }, pods: [{ namespace: 'n', name: 'p', node: 'a' }] });
   });
 });
+
+describe('a bucket drained by late wakes', () => {
+  test('tokens that came while nodes waited are all spent at a late wake; an idle bucket holds one', () => {
+    let b = tryAccept(newBucket(2, 0), 0).bucket;
+    // the timer for the next token (due at 500 ms) fires at 1000 ms: upstream would have spent two by then
+    let t = tryAccept(b, 1000, true);
+    expect(t.ok).toBe(true);
+    t = tryAccept(t.bucket, 1000, true);
+    expect(t.ok).toBe(true);
+    expect(tryAccept(t.bucket, 1000, true).ok).toBe(false);
+    b = t.bucket;
+    // idle for a minute: one token, not 120
+    t = tryAccept(b, 61_000);
+    expect(t.ok).toBe(true);
+    expect(tryAccept(t.bucket, 61_000).ok).toBe(false);
+  });
+});

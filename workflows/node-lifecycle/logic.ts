@@ -192,9 +192,16 @@ export interface TokenBucket {
 
 export const newBucket = (qps: number, nowMs: number): TokenBucket => ({ qps, tokens: qps > 0 ? 1 : 0, atMs: nowMs });
 
-function refill(b: TokenBucket, nowMs: number): TokenBucket {
+/**
+ * `draining`: nodes have been waiting since the bucket was last looked at. Upstream polls its
+ * bucket every 100 ms while nodes wait, so each token is spent the moment it is there; a workflow
+ * timer fires up to a second late, so the tokens that came meanwhile are all spent at the wake,
+ * which keeps the rate upstream's at any --node-eviction-rate. An idle bucket holds one (burst 1).
+ */
+function refill(b: TokenBucket, nowMs: number, draining = false): TokenBucket {
   if (b.qps <= 0) return { ...b, atMs: nowMs };
-  return { ...b, tokens: Math.min(1, b.tokens + ((nowMs - b.atMs) / 1000) * b.qps), atMs: nowMs };
+  const tokens = b.tokens + ((nowMs - b.atMs) / 1000) * b.qps;
+  return { ...b, tokens: draining ? tokens : Math.min(1, tokens), atMs: nowMs };
 }
 
 /**
@@ -208,8 +215,8 @@ export function swapBucket(b: TokenBucket, qps: number, nowMs: number): TokenBuc
 }
 
 /** Takes a token if one is there. */
-export function tryAccept(b: TokenBucket, nowMs: number): { ok: boolean; bucket: TokenBucket } {
-  const r = refill(b, nowMs);
+export function tryAccept(b: TokenBucket, nowMs: number, draining = false): { ok: boolean; bucket: TokenBucket } {
+  const r = refill(b, nowMs, draining);
   if (r.tokens >= 1) return { ok: true, bucket: { ...r, tokens: r.tokens - 1 } };
   return { ok: false, bucket: r };
 }

@@ -57,6 +57,8 @@ export interface ZoneQueue {
   /** nodes taken in and not removed since: upstream's set, which keeps a processed node from coming back */
   members: string[];
   bucket: TokenBucket;
+  /** nodes were left waiting for a token when the run last looked (see tryAccept's `draining`) */
+  draining?: boolean;
 }
 
 /** Everything the run knows, JSON-plain so continue-as-new carries it. */

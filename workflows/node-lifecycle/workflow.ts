@@ -227,10 +227,11 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
     // upstream's doNoExecuteTaintingPass: each zone's queue at its zone's rate
     for (const [zone, q] of [...queues].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const tried = new Set<string>();
+      const draining = q.draining === true;
       while (q.waiting.length) {
         const name = q.waiting[0];
         if (tried.has(name)) break;
-        const t = tryAccept(q.bucket, Date.now());
+        const t = tryAccept(q.bucket, Date.now(), draining);
         q.bucket = t.bucket;
         if (!t.ok) break;
         const res = await io.taintNoExecute({ node: name, reason: `zone ${zoneLabel(zone)} is ${zoneStates[zone] ?? 'Initial'}; its rate allows one more node` });
@@ -247,6 +248,7 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
           r.unreachableTaint = want === TAINT_UNREACHABLE;
         }
       }
+      q.draining = q.waiting.length > 0;
     }
 
     // upstream's doNoScheduleTaintingPass and label reconcile, for the nodes the informer found out of line
