@@ -93,6 +93,8 @@ export function nodeLifecycleRoutes({ input, signaller, cache, baseTaskQueue }: 
         return;
       }
       const n = ev.obj as NodeObject;
+      // a list (the first, or after a gap) sends every node again: a workflow that lost track is set right
+      if (ev.source !== 'watch') sent.delete(n.metadata?.name ?? '');
       const ready = readyOf(n);
       tracker.observeNode({
         name: n.metadata?.name ?? '',

@@ -108,3 +108,12 @@ describe('node lifecycle routes', () => {
     expect(sent.map((s) => s.event)).toEqual([{ pods: [{ namespace: 'a', name: 'p1', node: 'n1' }] }]);
   });
 });
+
+test('node lifecycle routes: a relist sends every node again, changed or not', () => {
+  const { sent, h } = routeHarness<NodeLifecycleEvent>(nodeLifecycleRoutes, { controllers: ['nodelifecycle'] });
+  h(RESOURCES.leases).relisted([], '1');
+  h(RESOURCES.pods).relisted([], '1');
+  h(RESOURCES.nodes).relisted([node('n1', { ready: 'True' })], '1');
+  h(RESOURCES.nodes).relisted([node('n1', { ready: 'True' })], '2');
+  expect(sent.map((s) => Object.keys(s.event.nodes ?? {}))).toEqual([['n1'], ['n1']]);
+});
