@@ -207,6 +207,10 @@ const SILENT_CONTROLLERS = 'node-lifecycle-controller,taint-eviction-controller,
  * does to the node, its pods and a ReplicaSet that prefers the node.
  */
 async function silentNodeScenario(ns: string, node: string): Promise<unknown> {
+  // a new node is tainted not-ready until the node lifecycle controller sees it Ready; only then
+  // does the ReplicaSet's preferred node take its pods
+  await eventually('the new node schedulable', async () =>
+    !((await rest.request<NodeObject>('GET', `/api/v1/nodes/${node}`)).body.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/not-ready'), 60_000, 250);
   for (const [name, tolerations] of Object.entries(SILENT_TOLERATIONS)) {
     await rest.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: {
       metadata: { name }, spec: { nodeName: node, tolerations, containers: [{ name: 'c', image: 'registry.invalid/p:1' }] },
