@@ -230,6 +230,9 @@ describe('resolveRunOptions flags', () => {
     [['--master', '10.0.0.1:6443'], 'must be an http:// or https:// URL'],
     [['--leader-elect', 'maybe'], '--leader-elect: "maybe" is not a boolean'],
     [['--leader-elect-lease-duration', '15'], '--leader-elect-lease-duration: "15" is not a duration'],
+    [['--node-eviction-rate', 'fast'], '--node-eviction-rate: "fast" is not a number'],
+    [['--unhealthy-zone-threshold', '-0.5'], '--unhealthy-zone-threshold: "-0.5" must be at least 0'],
+    [['--node-monitor-grace-period', '40'], '--node-monitor-grace-period: "40" is not a duration'],
   ])('%j is rejected', (args, msg) => {
     expect(problem(args)).toContain(msg);
   });
