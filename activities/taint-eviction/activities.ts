@@ -66,7 +66,6 @@ export interface EvictPodsResult {
   changed?: EvictionPodView[];
   /** the node's NoExecute taints when they differ from the request's: nothing was deleted */
   taints?: TaintView[];
-  pods?: EvictionPodView[];
   nodeGone?: boolean;
 }
 

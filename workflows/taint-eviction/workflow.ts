@@ -36,7 +36,6 @@ export interface TaintEvictionWorkflowInput {
 
 /** Everything the run knows, JSON-plain so continue-as-new carries it. */
 export interface TaintEvictionState {
-  nodeUid?: string;
   taints: TaintView[];
   pods: EvictionPodView[];
   /** countdowns by `<namespace>/<name>` */
@@ -81,7 +80,6 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export async function taintEvictionWorkflow(input: TaintEvictionWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
   const node = input.node;
-  let nodeUid = input.state?.nodeUid;
   let taints: TaintView[] = input.state?.taints ?? [];
   const pods = new Map<string, EvictionPodView>((input.state?.pods ?? []).map((p) => [podKey(p), p]));
   const scheduled = new Map<string, ScheduledEviction>(input.state?.scheduled ?? []);
@@ -102,7 +100,6 @@ export async function taintEvictionWorkflow(input: TaintEvictionWorkflowInput): 
       return;
     }
     if (e.node) {
-      nodeUid = e.node.uid;
       taints = e.node.taints;
       pods.clear();
       for (const p of e.node.pods) pods.set(podKey(p), p);
@@ -161,7 +158,6 @@ export async function taintEvictionWorkflow(input: TaintEvictionWorkflowInput): 
         log.info('node taints changed since the last event; deciding again', { node, taints: r.taints.map((t) => t.key) });
         taints = r.taints;
         allDirty = true;
-        for (const p of r.pods ?? []) pods.set(podKey(p), p);
         return { requeueAfterMs: 0 };
       }
       for (const k of r.done) scheduled.delete(k);
@@ -191,7 +187,7 @@ export async function taintEvictionWorkflow(input: TaintEvictionWorkflowInput): 
     continueAsNewArgs: () => [{
       node,
       tuning: input.tuning,
-      state: { ...(nodeUid ? { nodeUid } : {}), taints, pods: [...pods.values()], scheduled: [...scheduled] },
+      state: { taints, pods: [...pods.values()], scheduled: [...scheduled] },
     } satisfies TaintEvictionWorkflowInput],
   });
 }
