@@ -12,6 +12,8 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 180000,
+  // a failed test can leave a child's pipes or a watch open; CI must still end when the tests do
+  forceExit: true,
   verbose: true,
   transform: {
     '^.+\\.ts$': ['ts-jest', { isolatedModules: true }],
