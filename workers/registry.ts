@@ -1,6 +1,7 @@
 import { clusterRoleAggregationController } from '../activities/clusterrole-aggregation/controller';
 import { cronJobController } from '../activities/cronjob/controller';
 import { deploymentController } from '../activities/deployment/controller';
+import { disruptionController } from '../activities/disruption/controller';
 import { endpointsController } from '../activities/endpoints/controller';
 import { endpointSliceController } from '../activities/endpointslice/controller';
 import { endpointSliceMirroringController } from '../activities/endpointslicemirroring/controller';
@@ -42,6 +43,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   nodeLifecycleController,
   taintEvictionController,
   ttlController,
+  disruptionController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

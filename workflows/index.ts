@@ -16,6 +16,7 @@ export { jobWorkflow } from './job/workflow';
 export { ttlAfterFinishedWorkflow } from './ttl-after-finished/workflow';
 export { podGcWorkflow } from './podgc/workflow';
 export { taintEvictionWorkflow } from './taint-eviction/workflow';
+export { disruptionWorkflow, staleDisruptionTargetWorkflow } from './disruption/workflow';
 export { ttlWorkflow } from './ttl/workflow';
 export { nodeLifecycleWorkflow } from './node-lifecycle/workflow';
 export { informerWorkflow } from './informer';

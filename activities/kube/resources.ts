@@ -32,9 +32,11 @@ export const RESOURCES = {
   events: core('events', 'Event'),
   replicaSets: grouped('apps', 'v1', 'replicasets', 'ReplicaSet'),
   deployments: grouped('apps', 'v1', 'deployments', 'Deployment'),
+  statefulSets: grouped('apps', 'v1', 'statefulsets', 'StatefulSet'),
   jobs: grouped('batch', 'v1', 'jobs', 'Job'),
   cronJobs: grouped('batch', 'v1', 'cronjobs', 'CronJob'),
   endpointSlices: grouped('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice'),
+  podDisruptionBudgets: grouped('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget'),
   leases: grouped('coordination.k8s.io', 'v1', 'leases', 'Lease'),
   clusterRoles: grouped('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
 } as const satisfies Record<string, ResourceType>;

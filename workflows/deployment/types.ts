@@ -4,11 +4,10 @@
  */
 import type { ReplicaCondition } from '../replicaset/types';
 import type { LabelSelector, OwnerRef, PodTemplate } from '../common/meta';
+import type { IntOrPercent } from '../common/int-or-percent';
 
-export type { LabelSelector, OwnerRef, PodTemplate, ReplicaCondition };
+export type { IntOrPercent, LabelSelector, OwnerRef, PodTemplate, ReplicaCondition };
 
-/** intstr.IntOrString as the JSON carries it: an integer, or a percentage string such as '25%'. */
-export type IntOrPercent = number | string;
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 

@@ -9,6 +9,7 @@ import { utf8Bytes } from '../common/utf8';
 import { NAME_SUFFIX_ALPHABET, formatTime, parseTime } from '../replicaset/logic';
 import { conditionsEqual } from '../common/conditions';
 import type { PodTemplate } from '../common/meta';
+import { scaledValue } from '../common/int-or-percent';
 import type { DeploymentCondition, DeploymentStatus, DeploymentView, IntOrPercent, ReplicaSetView } from './types';
 
 // ---------------------------------------------------------------------------------------------
@@ -341,19 +342,7 @@ export function setDeploymentRevision(d: DeploymentView, revision: string): bool
 // ---------------------------------------------------------------------------------------------
 // fenceposts
 
-/**
- * intstr's GetScaledValueFromIntOrPercent: an integer as is; 'N%' of total rounded up or down.
- * A string without '%' or with a non-integer number is an error.
- */
-export function scaledValue(v: IntOrPercent | undefined | null, total: number, roundUp: boolean): { value: number; error?: string } {
-  if (v === undefined || v === null) return { value: 0 };
-  if (typeof v === 'number') return { value: Math.trunc(v) };
-  if (!v.endsWith('%')) return { value: 0, error: `invalid value for IntOrString: invalid type: string is not a percentage` };
-  const n = parseSignedInt(v.slice(0, -1));
-  if (n === undefined) return { value: 0, error: `invalid value for IntOrString: invalid value ${JSON.stringify(v)}` };
-  const raw = (n * total) / 100;
-  return { value: roundUp ? Math.ceil(raw) : Math.floor(raw) };
-}
+export { scaledValue };
 
 /**
  * Upstream's ResolveFenceposts: surge rounds up, unavailable rounds down, and both 0 makes unavailable 1
