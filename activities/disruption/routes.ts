@@ -1,7 +1,7 @@
 import type { RouteContext } from '../../workers/descriptor';
 import { selectorMatches } from '../../workflows/common/selector';
 import { CONTROLLER, staleConditionWaitMs } from '../../workflows/disruption/logic';
-import type { PdbEvent, PdbPodView, PdbView } from '../../workflows/disruption/types';
+import type { PdbEvent, PdbPodView, PdbView, StaleConditionPod } from '../../workflows/disruption/types';
 import {
   disruptionWorkflow,
   disruptionWorkflowId,
@@ -9,12 +9,16 @@ import {
   mergeStalePodEvents,
   staleDisruptionTargetWorkflow,
   staleDisruptionTargetWorkflowId,
+  type StaleDisruptionTargetEvent,
 } from '../../workflows/disruption/workflow';
 import type { RouteFamily } from '../informers/family';
 import { BY_NAMESPACE } from '../informers/indexes';
 import type { KubeObject } from '../kube/projections';
 import { RESOURCES } from '../kube/resources';
 import { DISRUPTION_POD_FIELDS, PDB_FIELDS, SCALE_FIELDS, disruptionTargetView, pdbPodView, pdbView, staleConditionPod } from './projections';
+
+/** how long a DisruptionTarget mark must stand on a live pod before a workflow times it */
+export const MARK_SETTLE_MS = 10_000;
 
 const samePod = (a: PdbPodView, b: PdbPodView) => JSON.stringify(a) === JSON.stringify(b);
 const sameSelector = (a: PdbView, b: PdbView) => JSON.stringify(a.selector) === JSON.stringify(b.selector);
@@ -48,13 +52,31 @@ export function disruptionRoutes({ input, signaller, cache }: RouteContext): Rou
   const budgetsFor = (namespace: string, labels: Record<string, string> | undefined): PdbView[] =>
     pdbs.byIndex(BY_NAMESPACE, namespace).map(pdbView).filter((b) => selectorMatches(b.selector, labels)).sort((a, b) => (a.name < b.name ? -1 : 1));
 
-  const watchStale = (o: KubeObject) => {
-    if (staleConditionWaitMs(disruptionTargetView(o), Date.now()) === undefined) return;
-    const pod = staleConditionPod(o);
+  /*
+   * Every eviction marks its pod and deletes it a moment later, so a mark is first held here and
+   * gets a workflow only if the pod is still marked and not deleted after MARK_SETTLE_MS: no
+   * workflow per eviction. A relist brings back the marks a replaced informer forgot.
+   */
+  const heldMarks = new Map<string, { pod: StaleConditionPod; seenAt: number }>();
+  /** marks a workflow is timing: their pod's deletion (or unmarking) ends it early */
+  const timedMarks = new Set<string>();
+  const sendMark = (pod: StaleConditionPod, event: StaleDisruptionTargetEvent) => {
     signaller.queue({
       controller: CONTROLLER, workflow: staleDisruptionTargetWorkflow, kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid,
       args: { pod, tuning: input.tuning }, workflowId: staleDisruptionTargetWorkflowId(pod.namespace, pod.name),
-    }, { pod }, mergeStalePodEvents);
+    }, event, mergeStalePodEvents);
+  };
+  const watchStale = (o: KubeObject, gone = false) => {
+    const pod = staleConditionPod(o);
+    const stale = !gone && staleConditionWaitMs(disruptionTargetView(o), Date.now()) !== undefined;
+    if (!stale) {
+      heldMarks.delete(pod.uid);
+      if (timedMarks.delete(pod.uid)) sendMark(pod, { resolved: true });
+    } else if (timedMarks.has(pod.uid)) {
+      sendMark(pod, { pod });
+    } else {
+      heldMarks.set(pod.uid, { pod, seenAt: heldMarks.get(pod.uid)?.seenAt ?? Date.now() });
+    }
   };
 
   pdbs.subscribe({
@@ -79,7 +101,8 @@ export function disruptionRoutes({ input, signaller, cache }: RouteContext): Rou
 
   pods.subscribe({
     onEvent(ev) {
-      if (ev.type !== 'deleted') watchStale(ev.obj);
+      if (ev.type === 'deleted') watchStale(ev.old, true);
+      else watchStale(ev.obj);
       if (ev.source !== 'watch' || !pdbs.synced) return;
       const before = ev.type === 'added' ? undefined : ev.old;
       const after = ev.type === 'deleted' ? undefined : ev.obj;
@@ -109,5 +132,18 @@ export function disruptionRoutes({ input, signaller, cache }: RouteContext): Rou
     },
   });
 
-  return { sizes: () => ({ sharedPodsWarned: warnedShared.size }) };
+  return {
+    sizes: () => ({ sharedPodsWarned: warnedShared.size, heldMarks: heldMarks.size, timedMarks: timedMarks.size }),
+    periodic: {
+      everyMs: MARK_SETTLE_MS / 2,
+      run(nowMs) {
+        for (const [uid, { pod, seenAt }] of heldMarks) {
+          if (nowMs - seenAt < MARK_SETTLE_MS) continue;
+          heldMarks.delete(uid);
+          timedMarks.add(uid);
+          sendMark(pod, { pod });
+        }
+      },
+    },
+  };
 }

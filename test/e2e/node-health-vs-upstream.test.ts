@@ -31,6 +31,8 @@ beforeAll(async () => {
 });
 
 async function startUpstream(controllers: string, extra: string[] = []): Promise<void> {
+  // a test that failed midway may have left one running: never two at once
+  await stopUpstream();
   const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
   const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-node-health.log'), 'a');
   const kc = kubeconfigPath();
@@ -40,8 +42,10 @@ async function startUpstream(controllers: string, extra: string[] = []): Promise
 
 async function stopUpstream(): Promise<void> {
   if (!upstream) return;
-  upstream.kill('SIGTERM');
-  await new Promise((r) => upstream!.once('exit', r));
+  if (upstream.exitCode === null && upstream.signalCode === null) {
+    upstream.kill('SIGTERM');
+    await new Promise((r) => upstream!.once('exit', r));
+  }
   upstream = undefined;
 }
 

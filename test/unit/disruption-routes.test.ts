@@ -1,4 +1,4 @@
-import { disruptionRoutes } from '../../activities/disruption/routes';
+import { MARK_SETTLE_MS, disruptionRoutes } from '../../activities/disruption/routes';
 import type { KubeObject } from '../../activities/kube/projections';
 import { RESOURCES } from '../../activities/kube/resources';
 import type { PdbEvent } from '../../workflows/disruption/types';
@@ -85,12 +85,29 @@ describe('disruption routes', () => {
     expect(sent[2].event).toEqual({ pdbGone: true });
   });
 
-  test('a pod marked as a disruption target and not deleted gets a workflow of its own, any pod, budget or not', () => {
-    const { sent, h } = harness();
+  test('a pod still marked as a disruption target after a while gets a workflow of its own, any pod, budget or not', () => {
+    const { sent, h, family } = harness();
     h(RESOURCES.podDisruptionBudgets).relisted([], '1');
     h(RESOURCES.pods).relisted([pod('m', { x: 'y' }, { mark: '2026-11-24T10:00:00Z' }), pod('d', {}, { mark: '2026-11-24T10:00:00Z', deleting: true })], '3');
+    // held first: an eviction deletes the pod it marked a moment later
+    expect(sent).toEqual([]);
+    family!.periodic!.run(Date.now() + MARK_SETTLE_MS);
     expect(sent.map((s) => s.target.workflowId)).toEqual(['disruption/ns/pods/m']);
     expect(sent[0].target.workflow).toBe(staleDisruptionTargetWorkflow);
     expect(sent[0].event).toEqual({ pod: { namespace: 'ns', name: 'm', uid: 'u-m', since: Date.parse('2026-11-24T10:00:00Z') } });
+    // its deletion ends the workflow early
+    h(RESOURCES.pods).event('MODIFIED', pod('m', { x: 'y' }, { mark: '2026-11-24T10:00:00Z', deleting: true, rv: '4' }));
+    expect(sent[1].event).toEqual({ resolved: true });
+  });
+
+  test('an eviction (mark, then deletion) starts no workflow', () => {
+    const { sent, h, family } = harness();
+    h(RESOURCES.podDisruptionBudgets).relisted([], '1');
+    h(RESOURCES.pods).relisted([pod('e', {})], '3');
+    h(RESOURCES.pods).event('MODIFIED', pod('e', {}, { mark: new Date().toISOString(), rv: '4' }));
+    h(RESOURCES.pods).event('MODIFIED', pod('e', {}, { mark: new Date().toISOString(), rv: '5', deleting: true }));
+    h(RESOURCES.pods).event('DELETED', pod('e', {}, { rv: '6', deleting: true }));
+    family!.periodic!.run(Date.now() + MARK_SETTLE_MS);
+    expect(sent).toEqual([]);
   });
 });

@@ -193,27 +193,42 @@ export interface StaleDisruptionTargetInput {
   tuning?: Partial<LoopTuning>;
 }
 
+/** The mark as the watch last saw it; `resolved` when the pod went away, was unmarked or finished. */
+export interface StaleDisruptionTargetEvent {
+  pod?: StaleConditionPod;
+  resolved?: boolean;
+}
+
 export function staleDisruptionTargetWorkflowId(namespace: string, name: string): string {
   return `${CONTROLLER}/${namespace}/pods/${name}`;
 }
 
-export const mergeStalePodEvents = (_earlier: StaleDisruptionTargetInput, later: StaleDisruptionTargetInput) => later;
+export const mergeStalePodEvents = (_earlier: StaleDisruptionTargetEvent, later: StaleDisruptionTargetEvent) => later;
 
 /**
  * A pod marked as a disruption target that was then not deleted (an eviction that failed after
  * the mark): once the mark is two minutes old its condition is set False, as upstream's
  * stale-condition queue does. The wait is a durable timer; the pod is read live when it ends.
+ * Every eviction marks its pod just before deleting it, so most runs end early, when the watch
+ * sees the deletion.
  */
 export async function staleDisruptionTargetWorkflow(input: StaleDisruptionTargetInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
   let pod = input.pod;
-  await runObjectLoop<StaleDisruptionTargetInput>({
+  let resolved = false;
+  await runObjectLoop<StaleDisruptionTargetEvent>({
     controller: CONTROLLER,
     tuning,
     apply(e) {
-      pod = e.pod;
+      if (e.pod) {
+        pod = e.pod;
+        resolved = false;
+      }
+      if (e.resolved) resolved = true;
     },
     async reconcile(): Promise<ReconcileResult> {
+      // the usual end: the eviction's deletion followed its mark
+      if (resolved) return { finished: true };
       const wait = pod.since + STALE_POD_DISRUPTION_TIMEOUT_MS - Date.now();
       if (wait > 0) return { requeueAfterMs: wait };
       const r = await io.clearStaleDisruptionTarget({ namespace: pod.namespace, name: pod.name, uid: pod.uid,
