@@ -1,6 +1,7 @@
 import { prune } from '../../activities/informers/fields';
 import { JOB_POD_FIELDS, JOB_VIEW_FIELDS, jobPod, jobView } from '../../activities/job/projections';
 import { POD_SUMMARY_FIELDS, REPLICA_OWNER_FIELDS, podSummary, replicaOwner, type KubeObject } from '../../activities/kube/projections';
+import { DISRUPTION_POD_FIELDS, PDB_FIELDS, disruptionTargetView, pdbPodView, pdbView } from '../../activities/disruption/projections';
 import { DEPLOYMENT_VIEW_FIELDS, REPLICA_SET_VIEW_FIELDS, deploymentView, replicaSetView } from '../../activities/deployment/projections';
 
 /**
@@ -46,7 +47,23 @@ const richReplicaSet = (): KubeObject => ({
   status: { replicas: 2, fullyLabeledReplicas: 2, readyReplicas: 1, availableReplicas: 1, terminatingReplicas: 1, observedGeneration: 2, conditions: [] },
 });
 
+const richBudget = (): KubeObject => ({
+  metadata: { namespace: 'a', name: 'b', uid: 'bu', resourceVersion: '4', generation: 2 },
+  spec: { selector: { matchLabels: { app: 'web' } }, maxUnavailable: '20%', unhealthyPodEvictionPolicy: 'AlwaysAllow' },
+  status: {
+    observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 5, desiredHealthy: 4, expectedPods: 5, disruptedPods: { p: '2026-01-01T00:00:00Z' },
+    conditions: [{ type: 'DisruptionAllowed', status: 'True', reason: 'SufficientPods', message: '', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 }],
+  },
+});
+
 test.each([
+  ['pdbView', PDB_FIELDS, pdbView, richBudget],
+  ['pdbPodView', DISRUPTION_POD_FIELDS, pdbPodView, richPod],
+  ['disruptionTargetView', DISRUPTION_POD_FIELDS, disruptionTargetView, () => {
+    const p = richPod();
+    (p.status as { conditions: Array<Record<string, string>> }).conditions[1] = { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', lastTransitionTime: '2026-01-01T00:00:03Z' };
+    return p;
+  }],
   ['podSummary', POD_SUMMARY_FIELDS, podSummary, richPod],
   ['jobPod', JOB_POD_FIELDS, jobPod, richPod],
   ['jobView', JOB_VIEW_FIELDS, jobView, richJob],
