@@ -6,7 +6,8 @@
  * no randomness, no Node built-ins. Time comes in as `now` (epoch ms).
  */
 import { utf8Bytes } from '../common/utf8';
-import { NAME_SUFFIX_ALPHABET, formatTime, parseTime } from '../replicaset/logic';
+import { formatTime, parseTime } from '../replicaset/logic';
+import { collisionBytes, fnv1a32, fnv1a32Bytes, safeEncodeString } from '../common/hash';
 import { conditionsEqual } from '../common/conditions';
 import type { PodTemplate } from '../common/meta';
 import { scaledValue } from '../common/int-or-percent';
@@ -163,27 +164,6 @@ export function templatesEqualIgnoringHash(a: PodTemplate, b: PodTemplate): bool
   return canonicalJson(withoutHashLabel(a)) === canonicalJson(withoutHashLabel(b));
 }
 
-function fnv1a32Bytes(bytes: readonly number[], seed = 0x811c9dc5): number {
-  let h = seed >>> 0;
-  for (const b of bytes) {
-    h ^= b & 0xff;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
-
-/** 32-bit FNV-1a of the UTF-8 bytes of `s`. */
-export function fnv1a32(s: string): number {
-  return fnv1a32Bytes(utf8Bytes(s));
-}
-
-/** Each character's code modulo 27 picked from the generateName alphabet (no vowels, no look-alikes). */
-export function safeEncodeString(s: string): string {
-  let out = '';
-  for (const ch of s) out += NAME_SUFFIX_ALPHABET[(ch.codePointAt(0) as number) % NAME_SUFFIX_ALPHABET.length];
-  return out;
-}
-
 /**
  * The pod-template-hash of a template: FNV-1a 32 of its canonical JSON; when collisionCount is given
  * (0 included) its value is mixed in as 8 more bytes (uint32 little endian, then four zero bytes), as
@@ -191,10 +171,7 @@ export function safeEncodeString(s: string): string {
  */
 export function podTemplateHash(template: PodTemplate, collisionCount?: number | null): string {
   const bytes = utf8Bytes(canonicalJson(template));
-  if (collisionCount !== undefined && collisionCount !== null) {
-    const c = collisionCount >>> 0;
-    bytes.push(c & 0xff, (c >>> 8) & 0xff, (c >>> 16) & 0xff, (c >>> 24) & 0xff, 0, 0, 0, 0);
-  }
+  if (collisionCount !== undefined && collisionCount !== null) bytes.push(...collisionBytes(collisionCount));
   return safeEncodeString(String(fnv1a32Bytes(bytes)));
 }
 
@@ -342,7 +319,7 @@ export function setDeploymentRevision(d: DeploymentView, revision: string): bool
 // ---------------------------------------------------------------------------------------------
 // fenceposts
 
-export { scaledValue };
+export { fnv1a32, safeEncodeString, scaledValue };
 
 /**
  * Upstream's ResolveFenceposts: surge rounds up, unavailable rounds down, and both 0 makes unavailable 1

@@ -6,6 +6,7 @@
  * A ReplicationController goes through the same functions; its map selector is turned into
  * { matchLabels } first (see selectorFromMap in ../common/selector).
  */
+import { NAME_SUFFIX_ALPHABET } from '../common/hash';
 import { labelsContain, selectorError, selectorMatches } from '../common/selector';
 import { claimDecision, controllerRef } from '../common/controller-ref';
 import { utf8Bytes } from '../common/utf8';
@@ -29,7 +30,7 @@ export const REPLICA_FAILURE = 'ReplicaFailure';
 export const REASON_FAILED_CREATE = 'FailedCreate';
 export const REASON_FAILED_DELETE = 'FailedDelete';
 /** Alphabet of the API server's generateName suffixes (no vowels, no look-alike characters). */
-export const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+export { NAME_SUFFIX_ALPHABET };
 export const NAME_SUFFIX_LENGTH = 5;
 /** Longest object name a generated name may reach (DNS label length). */
 export const MAX_NAME_LENGTH = 63;
