@@ -1,7 +1,7 @@
 // Command gotypes writes what this project needs to reproduce upstream's pod template hash
 // (pkg/controller.ComputeHash, a go-spew dump of the Go structs) without Go: the layout of every
 // Go type reachable from core/v1 PodTemplateSpec, and, for sample templates, upstream's own dump
-// and hash, which the unit tests compare against.
+// and hash, and the DaemonSet revision data and revision hash, which the unit tests compare against.
 //
 //	hack/gotypes/run.sh schema > workflows/common/go-types/pod-template-spec.json
 //	hack/gotypes/run.sh golden < test/unit/fixtures/pod-templates.json > test/unit/fixtures/pod-template-hashes.json
@@ -16,9 +16,12 @@ import (
 	"reflect"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/dump"
 	"k8s.io/kubernetes/pkg/controller"
+	"k8s.io/kubernetes/pkg/controller/history"
 )
 
 // Field is one struct field in declaration order, as the dump prints it.
@@ -43,9 +46,9 @@ type Type struct {
 }
 
 var specials = map[string]string{
-	"k8s.io/apimachinery/pkg/api/resource.Quantity":     "quantity",
-	"k8s.io/apimachinery/pkg/apis/meta/v1.Time":         "time",
-	"k8s.io/apimachinery/pkg/util/intstr.IntOrString":   "intOrString",
+	"k8s.io/apimachinery/pkg/api/resource.Quantity":   "quantity",
+	"k8s.io/apimachinery/pkg/apis/meta/v1.Time":       "time",
+	"k8s.io/apimachinery/pkg/util/intstr.IntOrString": "intOrString",
 }
 
 func fullName(t reflect.Type) string { return t.PkgPath() + "." + t.Name() }
@@ -133,9 +136,28 @@ func (w *walker) visit(t reflect.Type) string {
 // Golden is upstream's dump and hash of one sample template, after the same protobuf round trip
 // the manager's informer objects take.
 type Golden struct {
-	Dump                string `json:"dump"`
-	Hash                string `json:"hash"`
-	HashWithCollision3  string `json:"hashWithCollision3"`
+	Dump               string `json:"dump"`
+	Hash               string `json:"hash"`
+	HashWithCollision3 string `json:"hashWithCollision3"`
+	// the revision data a DaemonSet with this template gets (its controller's getPatch), and
+	// history.HashControllerRevision of it
+	DaemonSetPatch     string `json:"daemonSetPatch"`
+	RevisionHash       string `json:"revisionHash"`
+	RevisionHashProbe3 string `json:"revisionHashProbe3"`
+}
+
+// daemonSetPatch follows the steps of the daemon controller's getPatch: the DaemonSet as JSON,
+// back into a map, its template alone marked to replace.
+func daemonSetPatch(t corev1.PodTemplateSpec) []byte {
+	b, err := json.Marshal(appsv1.DaemonSet{Spec: appsv1.DaemonSetSpec{Template: t}})
+	must(err)
+	var raw map[string]interface{}
+	must(json.Unmarshal(b, &raw))
+	template := raw["spec"].(map[string]interface{})["template"].(map[string]interface{})
+	template["$patch"] = "replace"
+	patch, err := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"template": template}})
+	must(err)
+	return patch
 }
 
 func main() {
@@ -163,10 +185,15 @@ func main() {
 			var wire corev1.PodTemplateSpec
 			must(wire.Unmarshal(data))
 			three := int32(3)
+			patch := daemonSetPatch(wire)
+			cr := &appsv1.ControllerRevision{Data: runtime.RawExtension{Raw: patch}}
 			out = append(out, Golden{
 				Dump:               dump.ForHash(wire),
 				Hash:               controller.ComputeHash(&wire, nil),
 				HashWithCollision3: controller.ComputeHash(&wire, &three),
+				DaemonSetPatch:     string(patch),
+				RevisionHash:       history.HashControllerRevision(cr, nil),
+				RevisionHashProbe3: history.HashControllerRevision(cr, &three),
 			})
 		}
 		must(enc.Encode(out))
