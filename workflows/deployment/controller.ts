@@ -29,7 +29,7 @@ export function planDeployment(input: PlanDeploymentInput): DeploymentPlan {
   const d0 = input.deployment;
   if (selectorError(d0.selector) !== undefined) return { actions: [] };
   const rsList: RS[] = input.replicaSets.map((rs) => ({ ...rs, annotations: { ...(rs.annotations ?? {}) }, version: 0 }));
-  const r = new Round(d0, rsList, input.oldPodsRunning, input.now);
+  const r = new Round(d0, rsList, input.oldPodsRunning, input.now, input.upstreamTemplateHash);
   if (isEverythingSelector(d0.selector)) {
     if (d0.status.observedGeneration < d0.generation) {
       r.d.status.observedGeneration = d0.generation;

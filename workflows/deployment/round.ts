@@ -55,6 +55,7 @@ export class Round {
     readonly rsList: readonly RS[],
     readonly oldPodsRunning: number,
     readonly now: number,
+    readonly upstreamTemplateHash = false,
   ) {
     this.d = { ...orig, annotations: { ...(orig.annotations ?? {}) }, status: cloneStatus(orig.status) };
   }

@@ -112,7 +112,7 @@ function getNewReplicaSet(r: Round, oldRSs: RS[], create: boolean): RS | undefin
   }
   if (!create) return undefined;
 
-  const hash = podTemplateHash(d.template, d.status.collisionCount);
+  const hash = podTemplateHash(d.template, d.status.collisionCount, r.upstreamTemplateHash);
   const name = replicaSetName(d.name, hash);
   if (r.rsList.some((rs) => rs.name === name)) {
     // AlreadyExists with a different template: a hash collision. Bump collisionCount so the next hash differs.

@@ -161,6 +161,11 @@ export interface PlanDeploymentInput {
   oldPodsRunning: number;
   /** the reconcile's clock, epoch ms */
   now: number;
+  /**
+   * name new ReplicaSets by upstream's pod-template-hash (ComputeHash); runs recorded before it
+   * used this project's own hash
+   */
+  upstreamTemplateHash?: boolean;
 }
 
 /** Just enough of the Deployment to address, guard and report a write; keeps histories small. */

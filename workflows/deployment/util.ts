@@ -8,6 +8,7 @@
 import { utf8Bytes } from '../common/utf8';
 import { formatTime, parseTime } from '../replicaset/logic';
 import { collisionBytes, fnv1a32, fnv1a32Bytes, safeEncodeString } from '../common/hash';
+import { SpewUnsupported, computeTemplateHash } from '../common/spew';
 import { conditionsEqual } from '../common/conditions';
 import type { PodTemplate } from '../common/meta';
 import { scaledValue } from '../common/int-or-percent';
@@ -165,11 +166,21 @@ export function templatesEqualIgnoringHash(a: PodTemplate, b: PodTemplate): bool
 }
 
 /**
- * The pod-template-hash of a template: FNV-1a 32 of its canonical JSON; when collisionCount is given
- * (0 included) its value is mixed in as 8 more bytes (uint32 little endian, then four zero bytes), as
- * upstream does; the decimal text of the hash is then encoded with safeEncodeString.
+ * The pod-template-hash of a template. Upstream's (`upstream`): ComputeHash, FNV-1a over go-spew's
+ * dump of the template (../common/spew.ts), so ReplicaSet names are upstream's; a template whose
+ * dump cannot be reproduced (a quantity beyond int64, a set timestamp) falls back to our own.
+ * Our own, kept for runs recorded before: FNV-1a over the template's canonical JSON. Either way a
+ * collisionCount (0 included) is mixed in as 8 more bytes (uint32 little endian, four zero bytes),
+ * and the decimal text of the hash is spelled with safeEncodeString.
  */
-export function podTemplateHash(template: PodTemplate, collisionCount?: number | null): string {
+export function podTemplateHash(template: PodTemplate, collisionCount?: number | null, upstream = false): string {
+  if (upstream) {
+    try {
+      return computeTemplateHash(template, collisionCount);
+    } catch (e) {
+      if (!(e instanceof SpewUnsupported)) throw e;
+    }
+  }
   const bytes = utf8Bytes(canonicalJson(template));
   if (collisionCount !== undefined && collisionCount !== null) bytes.push(...collisionBytes(collisionCount));
   return safeEncodeString(String(fnv1a32Bytes(bytes)));

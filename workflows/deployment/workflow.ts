@@ -62,6 +62,8 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
   let floor: CacheFloor = {};
   // runs recorded before the shared cache read the API on every reconcile
   const fromCache = patched('deployment-from-cache');
+  // runs recorded before named new ReplicaSets by this project's own template hash
+  const upstreamTemplateHash = patched('upstream-template-hash');
 
   async function observe(): Promise<DeploymentObservation> {
     if (fromCache && snapshotServes(snapshot, floor)) return snapshot!;
@@ -91,7 +93,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     const oldPodsRunning = claim.owned
       .filter((rs) => rs.uid !== newRS?.uid)
       .reduce((n, rs) => n + (seen.activePodsByReplicaSet[rs.uid] ?? 0), 0);
-    const plan = planDeployment({ deployment: d, replicaSets: claim.owned, oldPodsRunning, now: Date.now() });
+    const plan = planDeployment({ deployment: d, replicaSets: claim.owned, oldPodsRunning, now: Date.now(), upstreamTemplateHash });
 
     let view = deploymentRef(d);
     let wroteOthers = false;
