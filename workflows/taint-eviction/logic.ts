@@ -2,6 +2,9 @@
  * The taint eviction controller's decisions (upstream pkg/controller/tainteviction), as pure
  * functions over one node's NoExecute taints and the pods bound to it.
  */
+import { tolerates, type TaintView, type TolerationView } from '../common/tolerations';
+
+export { tolerates };
 
 export const CONTROLLER = 'taint-eviction';
 /** the Event source upstream's recorder names */
@@ -10,19 +13,7 @@ export const EVENT_REASON = 'TaintManagerEviction';
 export const DISRUPTION_REASON = 'DeletionByTaintManager';
 export const DISRUPTION_MESSAGE = 'Taint manager: deleting due to NoExecute taint';
 
-export interface TaintView {
-  key: string;
-  value?: string;
-  effect: string;
-}
-
-export interface TolerationView {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
+export type { TaintView, TolerationView };
 
 /** What the controller reads of a pod bound to the node. */
 export interface EvictionPodView {
@@ -43,25 +34,6 @@ export const podKey = (p: { namespace: string; name: string }) => `${p.namespace
 /** Only NoExecute taints evict; the others are the scheduler's business. */
 export function noExecuteTaints(taints: readonly TaintView[] | undefined): TaintView[] {
   return (taints ?? []).filter((t) => t.effect === 'NoExecute').map((t) => ({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect }));
-}
-
-/**
- * Whether a toleration covers a taint, by the core/v1 rules: an empty effect or key matches any,
- * Exists ignores the value, Equal (or no operator) needs the same value. The numeric Gt/Lt
- * operators belong to an alpha feature gate, off by default, under which they match nothing.
- */
-export function tolerates(t: TolerationView, taint: TaintView): boolean {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if (t.key && t.key !== taint.key) return false;
-  switch (t.operator ?? '') {
-    case '':
-    case 'Equal':
-      return (t.value ?? '') === (taint.value ?? '');
-    case 'Exists':
-      return true;
-    default:
-      return false;
-  }
 }
 
 /** Every taint needs a toleration; the first that covers it is the one used (upstream's GetMatchingTolerations). */
