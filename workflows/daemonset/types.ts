@@ -1,0 +1,79 @@
+/**
+ * Payloads of the DaemonSet controller (upstream pkg/controller/daemon): compact views of a
+ * DaemonSet, its pods and revisions, and each node's verdict, which the watch computes.
+ */
+import type { LabelSelector, PodTemplate } from '../common/meta';
+import type { DaemonUpdateStrategy } from './predicates';
+
+export interface DaemonSetStatusView {
+  currentNumberScheduled: number;
+  numberMisscheduled: number;
+  desiredNumberScheduled: number;
+  numberReady: number;
+  observedGeneration?: number;
+  updatedNumberScheduled?: number;
+  numberAvailable?: number;
+  numberUnavailable?: number;
+  collisionCount?: number;
+}
+
+export interface DaemonSetView {
+  namespace: string;
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  generation: number;
+  deleting: boolean;
+  selector: LabelSelector | null;
+  /** spec.template as the API serves it: revision data and hashes are made from exactly this */
+  template: PodTemplate & Record<string, unknown>;
+  updateStrategy: DaemonUpdateStrategy;
+  minReadySeconds: number;
+  revisionHistoryLimit: number;
+  /** the deprecated templateGeneration annotation, when present */
+  templateGeneration?: string;
+  status: DaemonSetStatusView;
+}
+
+/** What the controller reads of a daemon pod. */
+export interface DaemonPodView {
+  name: string;
+  uid: string;
+  /** the node it is for: spec.nodeName, else its pinning affinity term */
+  node?: string;
+  /** spec.nodeName is set (the scheduler bound it) */
+  scheduled: boolean;
+  /** controller-revision-hash */
+  hash?: string;
+  /** pod-template-generation (deprecated) */
+  templateGeneration?: string;
+  phase: string;
+  ready: boolean;
+  /** when Ready last turned True (RFC 3339), for minReadySeconds */
+  readySince?: string;
+  creationTimestamp: string;
+  deleting: boolean;
+}
+
+/** NodeShouldRunDaemonPod's answer for one node, as the watch computed it for this DaemonSet. */
+export interface NodeVerdict {
+  shouldRun: boolean;
+  shouldContinueRunning: boolean;
+}
+
+/** What the controller reads of a ControllerRevision it owns. */
+export interface DaemonRevisionView {
+  name: string;
+  revision: number;
+  creationTimestamp?: string;
+  /** controller-revision-hash, when labelled */
+  hash?: string;
+  /** the revision's data, as Go would marshal it */
+  data: string;
+}
+
+/** A failed daemon pod's deletion backoff on one node (upstream's flowcontrol.Backoff entry). */
+export interface FailedPodBackoff {
+  delayMs: number;
+  lastUpdateMs: number;
+}
