@@ -1,5 +1,6 @@
 import { clusterRoleAggregationController } from '../activities/clusterrole-aggregation/controller';
 import { cronJobController } from '../activities/cronjob/controller';
+import { daemonSetController } from '../activities/daemonset/controller';
 import { deploymentController } from '../activities/deployment/controller';
 import { disruptionController } from '../activities/disruption/controller';
 import { endpointsController } from '../activities/endpoints/controller';
@@ -44,6 +45,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   taintEvictionController,
   ttlController,
   disruptionController,
+  daemonSetController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

@@ -17,6 +17,7 @@ export { ttlAfterFinishedWorkflow } from './ttl-after-finished/workflow';
 export { podGcWorkflow } from './podgc/workflow';
 export { taintEvictionWorkflow } from './taint-eviction/workflow';
 export { disruptionWorkflow, staleDisruptionTargetWorkflow } from './disruption/workflow';
+export { daemonSetWorkflow } from './daemonset/workflow';
 export { ttlWorkflow } from './ttl/workflow';
 export { nodeLifecycleWorkflow } from './node-lifecycle/workflow';
 export { informerWorkflow } from './informer';

@@ -33,6 +33,8 @@ export const RESOURCES = {
   replicaSets: grouped('apps', 'v1', 'replicasets', 'ReplicaSet'),
   deployments: grouped('apps', 'v1', 'deployments', 'Deployment'),
   statefulSets: grouped('apps', 'v1', 'statefulsets', 'StatefulSet'),
+  daemonSets: grouped('apps', 'v1', 'daemonsets', 'DaemonSet'),
+  controllerRevisions: grouped('apps', 'v1', 'controllerrevisions', 'ControllerRevision'),
   jobs: grouped('batch', 'v1', 'jobs', 'Job'),
   cronJobs: grouped('batch', 'v1', 'cronjobs', 'CronJob'),
   endpointSlices: grouped('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice'),

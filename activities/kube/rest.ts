@@ -33,6 +33,11 @@ export interface RestResponse<T> {
 
 export interface RequestOptions {
   body?: unknown;
+  /**
+   * the body's JSON text as is, instead of `body`: for content whose bytes the server keeps (a
+   * ControllerRevision's data is compared byte for byte)
+   */
+  rawBody?: string;
   contentType?: string;
   timeoutMs?: number;
   /** e.g. metadata-only lists: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1 */
@@ -274,7 +279,7 @@ export class KubeRest {
 
   private async requestOnce<T>(method: string, path: string, ro: RequestOptions): Promise<RestResponse<T>> {
     await this.limiter.take();
-    const payload = ro.body !== undefined ? JSON.stringify(ro.body) : undefined;
+    const payload = ro.rawBody ?? (ro.body !== undefined ? JSON.stringify(ro.body) : undefined);
     const headers = requestHeaders(this.userAgent, ro, payload);
     const { url, ...opts } = await this.options(method, requestPath(method, path, ro.contentType), headers, ro.timeoutMs ?? 30_000);
     const mod = url.protocol === 'https:' ? https : http;

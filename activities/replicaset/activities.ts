@@ -4,15 +4,16 @@ import { selectorMatches } from '../../workflows/common/selector';
 import type { PodSummary, ReplicaOwner, ReplicaOwnerKind, ReplicaStatus } from '../../workflows/replicaset/types';
 import type { OwnerRef } from '../../workflows/common/meta';
 import { EventTarget, RecordEvent } from '../kube/events';
-import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
+import { apiCall, isStatus } from '../kube/failures';
 import { KubeObject, REPLICA_OWNER_FIELDS, podSummary, replicaOwner } from '../kube/projections';
 import { controllerRef } from '../../workflows/common/controller-ref';
 import type { LocalReads } from '../informers/local-reads';
-import { readByName, updateGuarded, withoutEmpty } from '../kube/update';
+import { updateGuarded, withoutEmpty } from '../kube/update';
 import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
-import { ApiError, KubeRest } from '../kube/rest';
+import type { KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
 import { heartbeat } from '../kube/heartbeat';
+import { createOwnedPods, deleteOwnedPods, type PodOwner, type PodWriteFailure } from '../kube/pod-writes';
 
 export interface OwnerKey {
   kind: ReplicaOwnerKind;
@@ -33,12 +34,7 @@ export interface PodRef {
   resourceVersion?: string;
 }
 
-export interface PodWriteFailure {
-  name: string;
-  status: number;
-  reason: string;
-  message: string;
-}
+export type { PodWriteFailure };
 
 export interface CreatePodsRequest {
   owner: ReplicaOwner;
@@ -108,44 +104,12 @@ function target(owner: ReplicaOwner): EventTarget {
   return { apiVersion: owner.apiVersion, kind: owner.kind, namespace: owner.namespace, name: owner.name, uid: owner.uid, resourceVersion: owner.resourceVersion };
 }
 
-function failure(name: string, e: unknown): PodWriteFailure {
-  if (e instanceof ApiError) return { name, status: e.status, reason: e.reason, message: e.serverMessage };
-  return { name, status: 0, reason: 'Unknown', message: String(e) };
-}
-
-/**
- * One write per pod, in parallel. A rejection is that pod's own failure, reported back (and as a
- * Warning Event); a transient error fails the whole batch so Temporal retries it, which is safe
- * because every write here is idempotent.
- */
-async function perPod<T>(items: T[], nameOf: (t: T) => string, write: (t: T) => Promise<void>, onRejected: (f: PodWriteFailure) => Promise<void>): Promise<PodWriteFailure[]> {
-  const failed: PodWriteFailure[] = [];
-  let transient: ApiError | undefined;
-  await Promise.all(
-    items.map(async (t) => {
-      try {
-        await write(t);
-      } catch (e) {
-        if (e instanceof ApiError && e.transient) {
-          transient = e;
-          return;
-        }
-        const f = failure(nameOf(t), e);
-        failed.push(f);
-        await onRejected(f);
-      } finally {
-        heartbeat();
-      }
-    }),
-  );
-  if (transient) throw asActivityFailure(transient);
-  return failed;
-}
-
 /** controller and object key on every log line, as the workflow IDs spell them */
 function logKey(owner: ReplicaOwner): { controller: string; key: string } {
   return { controller: owner.kind === 'ReplicaSet' ? 'replicaset' : 'replicationcontroller', key: `${owner.namespace}/${owner.name}` };
 }
+
+const podOwner = (owner: ReplicaOwner): PodOwner => ({ target: target(owner), component: CONTROLLER_OF[owner.kind] });
 
 function ownerRefFor(owner: ReplicaOwner): OwnerRef {
   return { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true };
@@ -200,21 +164,9 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
      */
     async createPods(req: CreatePodsRequest): Promise<CreatePodsResult> {
       const { owner } = req;
-      const component = CONTROLLER_OF[owner.kind];
-      const created: PodSummary[] = [];
-      const failed = await perPod(req.names, (name) => name, async (name) => {
-        try {
-          const r = await rest(owner.kind).request<KubeObject>('POST', podPath(owner.namespace), { body: podFromTemplate(owner, name) });
-          created.push(podSummary(r.body));
-          recordEvent(owner.kind)(component, target(owner), 'Normal', 'SuccessfulCreate', `Created pod: ${name}`);
-        } catch (e) {
-          if (!isStatus(e, 409)) throw e;
-          const found = await readByName(rest(owner.kind), podPath(owner.namespace, name));
-          const existing = found && podSummary(found);
-          if (!existing || controllerRef(existing.ownerReferences)?.uid !== owner.uid) throw e;
-          created.push(existing);
-        }
-      }, async (f) => recordEvent(owner.kind)(component, target(owner), 'Warning', 'FailedCreate', `Error creating: ${f.message}`));
+      const r = await createOwnedPods(rest(owner.kind), recordEvent(owner.kind), podOwner(owner), req.names.map((name) => podFromTemplate(owner, name)));
+      const created = r.created.map(podSummary);
+      const failed = r.failed;
       deps.logger.info({ ...logKey(owner), reason: req.reason, want: req.names.length, created: created.length, failed: failed.length, firstError: failed[0]?.message }, 'created pods');
       return { created, failed };
     },
@@ -222,17 +174,7 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
     /** Delete pods by name with a UID precondition; already gone (or replaced) counts as deleted. */
     async deletePods(req: DeletePodsRequest): Promise<DeletePodsResult> {
       const { owner } = req;
-      const component = CONTROLLER_OF[owner.kind];
-      const deleted: string[] = [];
-      const failed = await perPod(req.pods, (p) => p.name, async (p) => {
-        try {
-          await rest(owner.kind).request('DELETE', podPath(owner.namespace, p.name), { body: { preconditions: { uid: p.uid } } });
-          recordEvent(owner.kind)(component, target(owner), 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.name}`);
-        } catch (e) {
-          if (!isStatus(e, 404, 409)) throw e;
-        }
-        deleted.push(p.uid);
-      }, async (f) => recordEvent(owner.kind)(component, target(owner), 'Warning', 'FailedDelete', `Error deleting: ${f.message}`));
+      const { deleted, failed } = await deleteOwnedPods(rest(owner.kind), recordEvent(owner.kind), podOwner(owner), req.pods);
       deps.logger.info({ ...logKey(owner), reason: req.reason, want: req.pods.length, deleted: deleted.length, failed: failed.length, pods: req.pods.map((p) => p.name) }, 'deleted pods');
       return { deleted, failed };
     },

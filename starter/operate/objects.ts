@@ -27,6 +27,7 @@ alias('Node', ['no'], true);
 alias('PersistentVolume', ['pv'], true);
 alias('EndpointSlice', []);
 alias('PodDisruptionBudget', ['pdb']);
+alias('DaemonSet', ['ds']);
 
 const NAME = /^[A-Za-z0-9]([A-Za-z0-9._:-]{0,251}[A-Za-z0-9])?$/;
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

@@ -2,7 +2,7 @@
  * Payloads of the DaemonSet controller (upstream pkg/controller/daemon): compact views of a
  * DaemonSet, its pods and revisions, and each node's verdict, which the watch computes.
  */
-import type { LabelSelector, PodTemplate } from '../common/meta';
+import type { LabelSelector, OwnerRef, PodTemplate } from '../common/meta';
 import type { DaemonUpdateStrategy } from './predicates';
 
 export interface DaemonSetStatusView {
@@ -21,6 +21,7 @@ export interface DaemonSetView {
   namespace: string;
   name: string;
   uid: string;
+  annotations?: Record<string, string>;
   resourceVersion: string;
   generation: number;
   deleting: boolean;
@@ -39,6 +40,10 @@ export interface DaemonSetView {
 export interface DaemonPodView {
   name: string;
   uid: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  /** its controller, if any: claiming adopts orphans and releases pods the selector dropped */
+  controllerRef?: OwnerRef;
   /** the node it is for: spec.nodeName, else its pinning affinity term */
   node?: string;
   /** spec.nodeName is set (the scheduler bound it) */
@@ -64,6 +69,9 @@ export interface NodeVerdict {
 /** What the controller reads of a ControllerRevision it owns. */
 export interface DaemonRevisionView {
   name: string;
+  uid?: string;
+  labels?: Record<string, string>;
+  controllerRef?: OwnerRef;
   revision: number;
   creationTimestamp?: string;
   /** controller-revision-hash, when labelled */
@@ -76,4 +84,23 @@ export interface DaemonRevisionView {
 export interface FailedPodBackoff {
   delayMs: number;
   lastUpdateMs: number;
+}
+
+/**
+ * What the watch sends a DaemonSet's workflow. With `full`, `verdicts`, `pods` and `revisions` are
+ * complete (a new or relisted DaemonSet, a changed template or selector); otherwise they are what
+ * changed, and the `...Gone` lists what went away.
+ */
+export interface DaemonSetEvent {
+  ds?: DaemonSetView;
+  dsGone?: boolean;
+  full?: boolean;
+  verdicts?: Record<string, NodeVerdict>;
+  nodesGone?: string[];
+  pods?: DaemonPodView[];
+  /** UIDs */
+  podsGone?: string[];
+  revisions?: DaemonRevisionView[];
+  /** names */
+  revisionsGone?: string[];
 }
