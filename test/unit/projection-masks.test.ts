@@ -1,6 +1,7 @@
 import { prune } from '../../activities/informers/fields';
 import { JOB_POD_FIELDS, JOB_VIEW_FIELDS, jobPod, jobView } from '../../activities/job/projections';
 import { POD_SUMMARY_FIELDS, REPLICA_OWNER_FIELDS, podSummary, replicaOwner, type KubeObject } from '../../activities/kube/projections';
+import { DAEMON_NODE_FIELDS, DAEMON_POD_FIELDS, REVISION_FIELDS, daemonNodeView, daemonPodView, revisionView } from '../../activities/daemonset/projections';
 import { DISRUPTION_POD_FIELDS, PDB_FIELDS, disruptionTargetView, pdbPodView, pdbView } from '../../activities/disruption/projections';
 import { DEPLOYMENT_VIEW_FIELDS, REPLICA_SET_VIEW_FIELDS, deploymentView, replicaSetView } from '../../activities/deployment/projections';
 
@@ -56,7 +57,29 @@ const richBudget = (): KubeObject => ({
   },
 });
 
+const richNode = (): KubeObject => ({
+  metadata: { name: 'n1', uid: 'nu', resourceVersion: '5', labels: { role: 'agent' } },
+  spec: { taints: [{ key: 'k', value: 'v', effect: 'NoSchedule', timeAdded: '2026-01-01T00:00:00Z' }], podCIDR: '10.0.0.0/24' },
+  status: { conditions: [{ type: 'Ready', status: 'True' }], capacity: { pods: '110' } },
+});
+
+const richDaemonPod = (): KubeObject => {
+  const p = richPod();
+  (p.spec as Record<string, unknown>).affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }] } } };
+  p.metadata!.labels = { app: 'agent', 'controller-revision-hash': 'h1', 'pod-template-generation': '2' };
+  return p;
+};
+
+const richRevision = (): KubeObject => ({
+  metadata: { namespace: 'a', name: 'agent-h1', uid: 'ru', labels: { 'controller-revision-hash': 'h1' }, creationTimestamp: '2026-01-01T00:00:00Z',
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', uid: 'du', controller: true }] },
+  ...{ data: { spec: { template: { $patch: 'replace', spec: { containers: [{ name: 'c' }] } } } }, revision: 3 },
+});
+
 test.each([
+  ['daemonNodeView', DAEMON_NODE_FIELDS, daemonNodeView, richNode],
+  ['daemonPodView', DAEMON_POD_FIELDS, daemonPodView, richDaemonPod],
+  ['revisionView', REVISION_FIELDS, revisionView, richRevision],
   ['pdbView', PDB_FIELDS, pdbView, richBudget],
   ['pdbPodView', DISRUPTION_POD_FIELDS, pdbPodView, richPod],
   ['disruptionTargetView', DISRUPTION_POD_FIELDS, disruptionTargetView, () => {
