@@ -1,8 +1,9 @@
 import type { RouteContext } from '../../workers/descriptor';
 import type { RouteFamily } from '../informers/family';
 import type { StoreIndex } from '../informers/store';
+import type { KubeObject } from '../kube/projections';
 import { RESOURCES } from '../kube/resources';
-import { CONTROLLER, podKey, sameTaints, sameTolerations } from '../../workflows/taint-eviction/logic';
+import { CONTROLLER, podKey, sameTaints, sameTolerations, type TaintView } from '../../workflows/taint-eviction/logic';
 import {
   TaintEvictionEvent,
   TaintEvictionWorkflowInput,
@@ -27,24 +28,45 @@ export function taintEvictionRoutes({ input, signaller, cache }: RouteContext): 
   const queue = (node: string, uid: string, event: TaintEvictionEvent) => {
     const args: TaintEvictionWorkflowInput = { node, tuning: input.tuning };
     signaller.queue({ controller: CONTROLLER, workflow: taintEvictionWorkflow, kind: 'Node', namespace: '', name: node, uid, args,
-      workflowId: taintEvictionWorkflowId(node) }, event, mergeTaintEvictionEvents, true);
+      workflowId: taintEvictionWorkflowId(node) }, { ...event, at: Date.now() }, mergeTaintEvictionEvents, true);
   };
 
   const pods = cache.watch(RESOURCES.pods, EVICTION_POD_FIELDS);
   pods.addIndex(PODS_BY_NODE);
-  const nodes = cache.watch(RESOURCES.nodes, EVICTION_NODE_FIELDS, {
+  /** a tainted node's workflow gets the taints and every pod bound to the node */
+  const sendNode = (n: KubeObject, taints: TaintView[]) => {
+    const name = n.metadata?.name ?? '';
+    queue(name, n.metadata?.uid ?? '', { node: { uid: n.metadata?.uid ?? '', taints, pods: pods.byIndex(PODS_BY_NODE, name).map(evictionPodView) } });
+  };
+  /**
+   * Once both nodes and pods are listed (and after every later list of either), every tainted node
+   * hears its pods afresh. Not before: a node event carries the node's whole pod set, and one sent
+   * while the pods are still being listed would cancel the countdowns of pods not listed yet (a
+   * restarted replica did, and started a running toleration over).
+   */
+  const relistAll = () => {
+    if (!pods.synced || !nodes.synced) return;
+    for (const n of nodes.list()) {
+      const taints = nodeNoExecuteTaints(n);
+      if (taints.length) sendNode(n, taints);
+    }
+  };
+  const nodes = cache.watch(RESOURCES.nodes, EVICTION_NODE_FIELDS);
+  nodes.subscribe({
+    onListed: relistAll,
     onEvent(ev) {
       if (ev.type === 'deleted') {
         if (nodeNoExecuteTaints(ev.old).length) queue(ev.old.metadata?.name ?? '', ev.old.metadata?.uid ?? '', { nodeGone: true });
         return;
       }
+      // lists end in relistAll
+      if (ev.source !== 'watch' || !pods.synced) return;
       const taints = nodeNoExecuteTaints(ev.obj);
       const before = ev.type === 'updated' ? nodeNoExecuteTaints(ev.old) : [];
-      if (ev.type === 'updated' && ev.source === 'watch' && sameTaints(before, taints)) return;
+      if (ev.type === 'updated' && sameTaints(before, taints)) return;
       // an untainted node has no countdowns to cancel unless it had taints a moment ago
       if (taints.length === 0 && before.length === 0) return;
-      const name = ev.obj.metadata?.name ?? '';
-      queue(name, ev.obj.metadata?.uid ?? '', { node: { uid: ev.obj.metadata?.uid ?? '', taints, pods: pods.byIndex(PODS_BY_NODE, name).map(evictionPodView) } });
+      sendNode(ev.obj, taints);
     },
   });
 
@@ -54,7 +76,10 @@ export function taintEvictionRoutes({ input, signaller, cache }: RouteContext): 
   };
 
   pods.subscribe({
+    onListed: relistAll,
     onEvent(ev) {
+      // lists end in relistAll
+      if (ev.source !== 'watch' || !nodes.synced) return;
       if (ev.type === 'deleted') {
         const n = taintedNode(podNodeName(ev.old));
         if (n) queue(n.metadata?.name ?? '', n.metadata?.uid ?? '', { podsDeleted: [podKey(evictionPodView(ev.old))] });
@@ -62,7 +87,7 @@ export function taintEvictionRoutes({ input, signaller, cache }: RouteContext): 
       }
       const n = taintedNode(podNodeName(ev.obj));
       if (!n) return;
-      if (ev.type === 'updated' && ev.source === 'watch' && podNodeName(ev.old) === podNodeName(ev.obj)
+      if (ev.type === 'updated' && podNodeName(ev.old) === podNodeName(ev.obj)
         && sameTolerations(evictionPodView(ev.old).tolerations, evictionPodView(ev.obj).tolerations)) return;
       queue(n.metadata?.name ?? '', n.metadata?.uid ?? '', { pods: [evictionPodView(ev.obj)] });
     },

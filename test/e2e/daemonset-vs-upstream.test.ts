@@ -46,6 +46,12 @@ async function stopOurs(): Promise<void> {
   for (const m of ours.splice(0)) await m.kill();
 }
 
+// a failed test must not leave a manager behind for the next one to race
+afterEach(async () => {
+  await stopUpstream();
+  await stopOurs();
+});
+
 afterAll(async () => {
   await stopUpstream();
   await stopOurs();

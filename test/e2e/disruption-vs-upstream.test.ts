@@ -57,6 +57,12 @@ async function freshNs(): Promise<string> {
   return ns;
 }
 
+// a failed test must not leave a manager behind for the next one to race
+afterEach(async () => {
+  await stopUpstream();
+  await stopOurs();
+});
+
 afterAll(async () => {
   await stopUpstream();
   await stopOurs();
@@ -241,7 +247,8 @@ async function ownedPod(ns: string, name: string, labels: Record<string, string>
 /**
  * Budgets over every kind of target and every way a budget can fail: a StatefulSet, a custom
  * resource with a scale subresource, a DaemonSet (no scale: the sync fails safe), pods with no
- * controller, two budgets over the same pods, and a pod whose DisruptionTarget mark goes stale.
+ * controller, two budgets over the same pods; unready pods evicted by each unhealthyPodEvictionPolicy;
+ * and a pod whose DisruptionTarget mark goes stale.
  */
 async function targetsScenario(ns: string): Promise<Record<string, unknown>> {
   const create = async (path: string, body: object) => (await rest.request<{ metadata: { uid: string } }>('POST', path, { body })).body.metadata.uid;
@@ -254,7 +261,8 @@ async function targetsScenario(ns: string): Promise<Record<string, unknown>> {
   for (const i of [0, 1, 2]) await ownedPod(ns, `w-${i}`, { app: 'w' }, { apiVersion: 'pdb-e2e.temporal-kcm.dev/v1', kind: 'Widget', name: 'w', uid: widget });
   await ownedPod(ns, 'naked', { app: 'naked' });
   await ownedPod(ns, 'marked', { app: 'marked' });
-  await eventually('pods ready', async () => readyCount(await livePods(ns, 'app')) === 8, 60_000);
+  for (const policy of ['strict', 'lenient']) for (const i of [0, 1, 2]) await ownedPod(ns, `${policy}-${i}`, { app: policy });
+  await eventually('pods ready', async () => readyCount(await livePods(ns, 'app')) === 14, 60_000);
 
   // a mark the eviction API would leave if the deletion after it had failed, almost two minutes ago
   await rest.request('PATCH', `/api/v1/namespaces/${ns}/pods/marked/status`, { contentType: 'application/strategic-merge-patch+json', body: { status: { conditions: [{
@@ -271,7 +279,18 @@ async function targetsScenario(ns: string): Promise<Record<string, unknown>> {
   // two budgets over the same pods
   await budget('both-1', { app: 'db' }, { minAvailable: 1 });
 
-  const statuses = await settled(ns, ['db', 'agent', 'w', 'naked', 'empty', 'both-1']);
+  // unhealthyPodEvictionPolicy: two of three pods turn unready under a budget of minAvailable 2
+  await budget('strict', { app: 'strict' }, { minAvailable: 2 });
+  await budget('lenient', { app: 'lenient' }, { minAvailable: 2, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
+  for (const policy of ['strict', 'lenient']) {
+    for (const i of [0, 1]) {
+      await rest.request('PATCH', `/api/v1/namespaces/${ns}/pods/${policy}-${i}/status`, { contentType: 'application/strategic-merge-patch+json',
+        body: { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'E2E' }] } } });
+    }
+  }
+  const statuses = await settled(ns, ['db', 'agent', 'w', 'naked', 'empty', 'both-1', 'strict', 'lenient']);
+  // the eviction API decides by the status: an unready pod goes only while the budget is healthy, or always
+  const unhealthyEvictions = { strict: await evict(ns, 'strict-0'), lenient: await evict(ns, 'lenient-0') };
   // a pod two budgets select: its next event draws the warning
   await rest.request('PATCH', `/api/v1/namespaces/${ns}/pods/db-0`, { contentType: 'application/merge-patch+json', body: { metadata: { annotations: { touched: 'yes' } } } });
   await eventually('shared pod warned', async () => (await managerEvents(ns)).some((e) => e.includes('MultiplePodDisruptionBudgets')), 30_000, 250);
@@ -279,12 +298,12 @@ async function targetsScenario(ns: string): Promise<Record<string, unknown>> {
     const c = (await rest.request<Pod>('GET', `/api/v1/namespaces/${ns}/pods/marked`)).body.status?.conditions?.find((x) => x.type === 'DisruptionTarget');
     return c?.status === 'False' ? { status: c.status, reason: c.reason ?? '', message: c.message ?? '' } : undefined;
   }, 60_000, 250);
-  const out = { statuses, marked, events: await managerEvents(ns) };
+  const out = { statuses, unhealthyEvictions, marked, events: await managerEvents(ns) };
   fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', `disruption-targets-${ns}.json`), JSON.stringify(out, null, 1));
   return out;
 }
 
-test('budgets over a StatefulSet, a scaled custom resource, a DaemonSet, unmanaged pods and shared pods; a stale DisruptionTarget mark: as upstream', async () => {
+test('budgets over a StatefulSet, a scaled custom resource, a DaemonSet, unmanaged pods and shared pods; unhealthyPodEvictionPolicy; a stale DisruptionTarget mark: as upstream', async () => {
   await setUpWidgets();
   await startUpstream();
   const theirs = await targetsScenario(await freshNs());
@@ -299,5 +318,6 @@ test('budgets over a StatefulSet, a scaled custom resource, a DaemonSet, unmanag
   expect(t.statuses.w.expectedPods).toBe(4);
   expect(t.statuses.agent.conditions[0]).toMatchObject({ reason: 'SyncFailed', message: 'daemonsets.apps does not implement the scale subresource' });
   expect(t.marked).toEqual({ status: 'False', reason: '', message: '' });
+  expect((theirs as { unhealthyEvictions: unknown }).unhealthyEvictions).toEqual({ strict: 429, lenient: 201 });
   expect(mine).toEqual(theirs);
 }, 300_000);

@@ -136,6 +136,13 @@ async function freshNs(): Promise<string> {
   return ns;
 }
 
+// a failed test must not leave a manager behind for the next one to race
+afterEach(async () => {
+  await stopUpstream();
+  await ours?.kill();
+  ours = undefined;
+});
+
 afterAll(async () => {
   await connection?.close();
   await stopUpstream();

@@ -23,6 +23,13 @@ const pod = (name: string, nodeName: string, tolerations: object[] = [], rv = '1
 
 const NOEXEC = { key: 'k', effect: 'NoExecute' };
 
+/** An eviction event without the sender's clock stamp, which every one carries. */
+const unstamped = (e: unknown) => {
+  const { at, ...rest } = e as { at?: number };
+  expect(typeof at).toBe('number');
+  return rest;
+};
+
 describe('taint-eviction routes', () => {
   const harness = () => routeHarness<TaintEvictionEvent>(taintEvictionRoutes, { controllers: ['taint-eviction'] });
 
@@ -30,8 +37,16 @@ describe('taint-eviction routes', () => {
     const { sent, h } = harness();
     h(RESOURCES.pods).relisted([pod('p1', 'n1', [{ operator: 'Exists' }]), pod('p2', 'n2')], '1');
     h(RESOURCES.nodes).relisted([node('n1', { taints: [NOEXEC, { key: 's', effect: 'NoSchedule' }] }), node('n2')], '1');
-    expect(sent.map((s) => [s.target.workflowId, s.event])).toEqual([['taint-eviction/n1', { node: { uid: 'n-n1', taints: [NOEXEC],
+    expect(sent.map((s) => [s.target.workflowId, unstamped(s.event)])).toEqual([['taint-eviction/n1', { node: { uid: 'n-n1', taints: [NOEXEC],
       pods: [{ namespace: 'a', name: 'p1', uid: 'p-p1', tolerations: [{ operator: 'Exists' }] }] } }]]);
+  });
+
+  test('nodes listed before pods (a restarted replica) send nothing until the pods are listed: no countdown is cancelled for a pod not yet seen', () => {
+    const { sent, h } = harness();
+    h(RESOURCES.nodes).relisted([node('n1', { taints: [NOEXEC] })], '1');
+    expect(sent).toEqual([]);
+    h(RESOURCES.pods).relisted([pod('p1', 'n1', [{ operator: 'Exists' }])], '1');
+    expect(sent.map((s) => unstamped(s.event))).toEqual([{ node: { uid: 'n-n1', taints: [NOEXEC], pods: [{ namespace: 'a', name: 'p1', uid: 'p-p1', tolerations: [{ operator: 'Exists' }] }] } }]);
   });
 
   test('watched: pods on a tainted node come and go; the taints going sends the empty set; heartbeats send nothing', () => {
@@ -44,7 +59,7 @@ describe('taint-eviction routes', () => {
     h(RESOURCES.nodes).event('MODIFIED', node('n1', { taints: [NOEXEC], ready: 'True', heartbeat: 'h2', rv: '4' }));
     h(RESOURCES.pods).event('DELETED', pod('p3', 'n1', [], '5'));
     h(RESOURCES.nodes).event('MODIFIED', node('n1', { rv: '6' }));
-    expect(sent.map((s) => s.event)).toEqual([
+    expect(sent.map((s) => unstamped(s.event))).toEqual([
       { pods: [{ namespace: 'a', name: 'p3', uid: 'p-p3', tolerations: [] }] },
       { podsDeleted: ['a/p3'] },
       { node: { uid: 'n-n1', taints: [], pods: [] } },

@@ -44,6 +44,9 @@ describe('planPod, as upstream processPodOnNode', () => {
     const p = pod([{ operator: 'Exists', tolerationSeconds: 20 }]);
     expect(planPod([taint], p, undefined, now)).toEqual({ cancel: false, schedule: { createdAtMs: now, fireAtMs: now + 20_000 } });
     expect(planPod([taint], p, { createdAtMs: now - 5000, fireAtMs: now + 15_000 }, now)).toEqual({ cancel: false });
+    // planned again at the same workflow instant (a replay re-planned it so and recorded a cancel Event)
+    const first = planPod([taint], p, undefined, now).schedule;
+    expect(planPod([taint], p, first, now)).toEqual({ cancel: false });
   });
   test('due countdowns come soonest first; the next one is the earliest', () => {
     const s = new Map([['a', { createdAtMs: 0, fireAtMs: 30 }], ['b', { createdAtMs: 0, fireAtMs: 10 }], ['c', { createdAtMs: 0, fireAtMs: 99 }]]);

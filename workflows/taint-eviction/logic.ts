@@ -79,8 +79,11 @@ export function planPod(taints: readonly TaintView[], pod: EvictionPodView, curr
   if (!allTolerated) return { cancel: current !== undefined, schedule: { createdAtMs: nowMs, fireAtMs: nowMs } };
   const min = minToleration(used);
   if (min === undefined) return { cancel: current !== undefined };
-  // a countdown already running started earlier, so it ends no later than a new one would
-  if (current && current.createdAtMs + min < nowMs + min) return { cancel: false };
+  // a countdown already running started earlier, so it ends no later than a new one would. One
+  // started at this very instant is the same countdown: workflow time stands still within a task,
+  // and a pod planned twice in one task must not get a cancel Event for it (upstream's clock moves
+  // between two looks, so its strict comparison never meets this case)
+  if (current && current.createdAtMs + min <= nowMs + min) return { cancel: false };
   return { cancel: current !== undefined, schedule: { createdAtMs: current?.createdAtMs ?? nowMs, fireAtMs: nowMs + min } };
 }
 

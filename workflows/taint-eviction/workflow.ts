@@ -25,6 +25,8 @@ export interface TaintEvictionEvent {
   pods?: EvictionPodView[];
   /** `<namespace>/<name>` of pods deleted */
   podsDeleted?: string[];
+  /** the sender's clock when the watch saw this (ms since the epoch); see `now` in the workflow */
+  at?: number;
 }
 
 export interface TaintEvictionWorkflowInput {
@@ -48,6 +50,12 @@ export function taintEvictionWorkflowId(node: string): string {
 
 /** Folds two events into one, `later` winning; a node event resets the pod set, so pod news before it is dropped. */
 export function mergeTaintEvictionEvents(earlier: TaintEvictionEvent, later: TaintEvictionEvent): TaintEvictionEvent {
+  const at = Math.max(earlier.at ?? 0, later.at ?? 0) || undefined;
+  const stamped = (e: TaintEvictionEvent): TaintEvictionEvent => (at ? { ...e, at } : e);
+  return stamped(mergeUnstamped(earlier, later));
+}
+
+function mergeUnstamped(earlier: TaintEvictionEvent, later: TaintEvictionEvent): TaintEvictionEvent {
   if (later.nodeGone) return { nodeGone: true };
   if (later.node) return { node: later.node };
   const base: TaintEvictionEvent = earlier.nodeGone ? {} : earlier;
@@ -90,11 +98,21 @@ export async function taintEvictionWorkflow(input: TaintEvictionWorkflowInput): 
   /** countdowns cancelled since the last reconcile, whose Events are still to be recorded */
   const cancelled = new Set<string>();
 
+  /**
+   * Workflow time, but never behind the newest event's own stamp. A replica that takes over a run
+   * whose last task timed out on a dead replica was seen to get the first new task with workflow
+   * time still at the previous task's (Temporal TS SDK 1.x): a countdown was then re-timed 20 s
+   * late. The stamp is part of the signal, so replay sees the same value.
+   */
+  let clockFloor = 0;
+  const now = () => Math.max(Date.now(), clockFloor);
+
   const cancel = (key: string) => {
     if (scheduled.delete(key)) cancelled.add(key);
   };
 
   function apply(e: TaintEvictionEvent): void {
+    if (e.at && e.at > clockFloor) clockFloor = e.at;
     if (e.nodeGone) {
       nodeGone = true;
       return;
@@ -134,14 +152,14 @@ export async function taintEvictionWorkflow(input: TaintEvictionWorkflowInput): 
 
   async function reconcile(): Promise<ReconcileResult> {
     if (nodeGone) return { finished: true };
-    plan(Date.now());
+    plan(now());
     if (cancelled.size) {
       const keys = [...cancelled].sort();
       cancelled.clear();
       await io.recordEvictionsCancelled({ node, pods: keys, reason: 'the pod now tolerates the node\'s NoExecute taints, or they were removed' });
     }
 
-    const due = dueEvictions(scheduled, Date.now());
+    const due = dueEvictions(scheduled, now());
     if (due.length) {
       const r = await io.evictPods({
         node,
@@ -170,7 +188,7 @@ export async function taintEvictionWorkflow(input: TaintEvictionWorkflowInput): 
 
     if (taints.length === 0 && scheduled.size === 0) return { finished: true };
     const next = nextFireAt(scheduled);
-    return next === undefined ? {} : { requeueAfterMs: Math.max(0, next - Date.now()) };
+    return next === undefined ? {} : { requeueAfterMs: Math.max(0, next - now()) };
   }
 
   await runObjectLoop<TaintEvictionEvent>({
