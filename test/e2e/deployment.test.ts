@@ -190,7 +190,8 @@ describe('deployment controller through kubectl', () => {
       return d.status?.observedGeneration === d.metadata?.generation ? d : undefined;
     });
     expect(await replicaSetsOf('clash')).toHaveLength(0);
-    const taken = `clash-${podTemplateHash(deploymentView(stored).template)}`;
+    // the name the controller will use: upstream's pod-template-hash of the template (new runs use it)
+    const taken = `clash-${podTemplateHash(deploymentView(stored).template, undefined, true)}`;
     // someone else's ReplicaSet under the name the controller is about to use
     await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, { body: {
       metadata: { name: taken }, spec: { replicas: 0, selector: { matchLabels: { other: 'x' } },
