@@ -159,7 +159,7 @@ export function addRunOptions(cmd: Command): Command {
   add('--kube-api-burst <int>', 'burst of requests to the API server', { def: RUN_DEFAULTS.kubeApiBurst });
   const controllerSpecs = controllerFlags();
   const addControllerFlag = (f: FlagSpec) => {
-    const arg = f.kind === 'int' ? '<int>' : f.kind === 'float' ? '<float>' : f.kind === 'duration' ? '<duration>' : '<path>';
+    const arg = f.kind === 'int' ? '<int>' : f.kind === 'float' ? '<float>' : f.kind === 'duration' ? '<duration>' : f.kind === 'bool' ? '[bool]' : '<path>';
     add(`--${f.name} ${arg}`, f.help, f.kind === 'file' ? {} : { def: f.def });
   };
   // the concurrency flags, then each controller's other flags further down, as upstream groups them
@@ -469,11 +469,12 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   const kubeApiQps = r.positiveFloat('kube-api-qps', { def: RUN_DEFAULTS.kubeApiQps });
   const kubeApiBurst = r.int('kube-api-burst', { def: RUN_DEFAULTS.kubeApiBurst, min: 1, max: INT32_MAX });
 
-  const controllerFlagValues: Record<string, number | string | undefined> = {};
+  const controllerFlagValues: Record<string, number | string | boolean | undefined> = {};
   for (const f of controllerFlags()) {
     if (f.kind === 'int') controllerFlagValues[f.name] = r.int(f.name, { def: f.def, min: f.min, max: f.max });
     else if (f.kind === 'float') controllerFlagValues[f.name] = r.float(f.name, { def: f.def, min: f.min });
     else if (f.kind === 'duration') controllerFlagValues[f.name] = r.durationMs(f.name, { def: f.def, allowZero: f.allowZero }) ?? flagDefault(f);
+    else if (f.kind === 'bool') controllerFlagValues[f.name] = r.bool(f.name, { def: f.def });
     else {
       const path = r.existingFile(f.name);
       if (path !== undefined) controllerFlagValues[f.name] = path;

@@ -38,12 +38,18 @@ export interface FileFlag extends FlagBase {
   kind: 'file';
 }
 
-export type FlagSpec = IntFlag | FloatFlag | DurationFlag | FileFlag;
+/** A Go bool flag: `--x`, `--x=true` or `--x=false`. */
+export interface BoolFlag extends FlagBase {
+  kind: 'bool';
+  def: boolean;
+}
 
-export type FlagValueOf<F extends FlagSpec> = F extends FileFlag ? string | undefined : number;
+export type FlagSpec = IntFlag | FloatFlag | DurationFlag | FileFlag | BoolFlag;
+
+export type FlagValueOf<F extends FlagSpec> = F extends FileFlag ? string | undefined : F extends BoolFlag ? boolean : number;
 
 /** Resolved values by flag name: plain JSON, so they can ride in a workflow or activity input. */
-export type FlagValues = Readonly<Record<string, number | string | undefined>>;
+export type FlagValues = Readonly<Record<string, number | string | boolean | undefined>>;
 
 /** Upstream keeps counts in int32 fields. */
 export const INT32_MAX = 2 ** 31 - 1;
@@ -60,13 +66,17 @@ export function durationFlag(name: string, def: string, help: string, allowZero 
   return { kind: 'duration', name, def, help, allowZero };
 }
 
+export function boolFlag(name: string, def: boolean, help: string): BoolFlag {
+  return { kind: 'bool', name, def, help };
+}
+
 export function fileFlag(name: string, help: string): FileFlag {
   return { kind: 'file', name, help };
 }
 
 /** The flag's default as a value: what a reader sees when an input predates the flag. */
 export function flagDefault<F extends FlagSpec>(spec: F): FlagValueOf<F> {
-  const v = spec.kind === 'int' || spec.kind === 'float' ? spec.def : spec.kind === 'duration' ? parseGoDuration(spec.def) : undefined;
+  const v = spec.kind === 'int' || spec.kind === 'float' || spec.kind === 'bool' ? spec.def : spec.kind === 'duration' ? parseGoDuration(spec.def) : undefined;
   return v as FlagValueOf<F>;
 }
 

@@ -11,6 +11,7 @@ import { jobController } from '../activities/job/controller';
 import { namespaceController } from '../activities/namespace/controller';
 import { nodeLifecycleController } from '../activities/node-lifecycle/controller';
 import { podGcController } from '../activities/podgc/controller';
+import { pvBinderController } from '../activities/pv-binder/controller';
 import { replicaSetController, replicationControllerController } from '../activities/replicaset/controller';
 import { resourceQuotaController } from '../activities/resourcequota/controller';
 import { rootCaCertPublisherController } from '../activities/root-ca-cert-publisher/controller';
@@ -46,6 +47,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   ttlController,
   disruptionController,
   daemonSetController,
+  pvBinderController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

@@ -20,4 +20,5 @@ export { disruptionWorkflow, staleDisruptionTargetWorkflow } from './disruption/
 export { daemonSetWorkflow } from './daemonset/workflow';
 export { ttlWorkflow } from './ttl/workflow';
 export { nodeLifecycleWorkflow } from './node-lifecycle/workflow';
+export { pvClaimWorkflow, pvVolumeWorkflow } from './pv-binder/workflow';
 export { informerWorkflow } from './informer';

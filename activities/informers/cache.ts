@@ -122,6 +122,20 @@ export class InformerCache {
     return o ? structuredClone(o) : undefined;
   }
 
+  /**
+   * Copies of the objects `keep` selects (every one without it), for a reader outside the routes:
+   * only once the resource's reflector has listed, and only if the store keeps at least `needed`.
+   */
+  readAll(resource: ResourceType, needed: FieldMask, keep?: (o: KubeObject) => boolean): KubeObject[] | undefined {
+    const path = resourcePath(resource);
+    if (path === SECRETS_PATH) return undefined;
+    const e = this.entries.get(path);
+    if (!e?.running || !e.store.synced || !covers(e.mask, needed)) return undefined;
+    const out: KubeObject[] = [];
+    for (const o of e.store.list()) if (!keep || keep(o)) out.push(structuredClone(o));
+    return out;
+  }
+
   get paths(): string[] {
     return [...this.entries.keys()];
   }

@@ -41,6 +41,12 @@ export class LocalReads {
     return o ? { ...o, apiVersion: o.apiVersion ?? apiVersionOf(resource), kind: o.kind ?? resource.kind } : undefined;
   }
 
+  /** Copies of the objects `keep` selects, if this replica's cache is synced on the resource and keeps `needed`. */
+  list(resource: ResourceType, needed: FieldMask, keep?: (o: KubeObject) => boolean): KubeObject[] | undefined {
+    const all = this.cache?.readAll(resource, needed, keep);
+    return all?.map((o) => ({ ...o, apiVersion: o.apiVersion ?? apiVersionOf(resource), kind: o.kind ?? resource.kind }));
+  }
+
   /**
    * The object exactly as it was at `resourceVersion` (and with this UID), for a write guarded by
    * that version: the API would answer the same GET, and a newer object makes the write a 409

@@ -1,0 +1,16 @@
+import type { ControllerDescriptor } from '../../workers/descriptor';
+import { pvClaimWorkflow, pvVolumeWorkflow } from '../../workflows/pv-binder/workflow';
+import { createPvBinderActivities } from './activities';
+import { ENABLE_DYNAMIC_PROVISIONING, ENABLE_HOSTPATH_PROVISIONER, PV_CLAIM_BINDER_SYNC_PERIOD, RECYCLER_FLAGS, pvBinderRoutes } from './routes';
+
+export const pvBinderController: ControllerDescriptor = {
+  name: 'persistentvolume-binder-controller',
+  short: 'persistentvolume-binder',
+  serviceAccount: 'persistent-volume-binder',
+  // upstream runs one claim worker and one volume worker, and has no flag for them
+  concurrency: 2,
+  flags: [PV_CLAIM_BINDER_SYNC_PERIOD, ...RECYCLER_FLAGS, ENABLE_HOSTPATH_PROVISIONER, ENABLE_DYNAMIC_PROVISIONING],
+  workflows: [pvClaimWorkflow, pvVolumeWorkflow],
+  activities: (ctx) => createPvBinderActivities(ctx),
+  routes: pvBinderRoutes,
+};
