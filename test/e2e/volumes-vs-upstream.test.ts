@@ -1,0 +1,339 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ensureBinaries } from '../../starter/local/binaries';
+import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { testRest } from '../support/kube';
+import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { kubeconfigPath } from '../support/nodes';
+import { TEST_DATA_DIR } from '../support/stack';
+
+/**
+ * The persistent volume binder, compared with upstream kube-controller-manager v1.35.4 on the same
+ * stack: the same steps against each manager in turn, and what a user sees (claims' and volumes'
+ * phases, annotations, binding fields and Events) field by field. The test steps play the parts no
+ * controller plays here: an external provisioner making a volume, and the protection controllers
+ * letting deleted claims go.
+ */
+const rest = testRest(testKubeConfig());
+let upstream: ChildProcess | undefined;
+const ours: ManagerProcess[] = [];
+const namespaces: string[] = [];
+const classes: string[] = [];
+const volumes: string[] = [];
+const CONTROLLERS = 'persistentvolume-binder-controller';
+/** the kwok node local volumes are pinned to */
+const LOCAL_NODE = 'kwok-node-1';
+/** fast resyncs keep the Pending claims' second look (and Events) inside the test's time */
+const SYNC = '--pvclaimbinder-sync-period=3s';
+
+async function startUpstream(): Promise<void> {
+  await stopUpstream();
+  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
+  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-volumes.log'), 'a');
+  const kc = kubeconfigPath();
+  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
+    `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials', SYNC], { stdio: ['ignore', log, log] });
+}
+
+async function stopUpstream(): Promise<void> {
+  if (!upstream) return;
+  if (upstream.exitCode === null && upstream.signalCode === null) {
+    upstream.kill('SIGTERM');
+    await new Promise((r) => upstream!.once('exit', r));
+  }
+  upstream = undefined;
+}
+
+async function startOurs(taskQueue: string): Promise<ManagerProcess> {
+  const m = await startManagerProcess(taskQueue, ['--use-service-account-credentials', SYNC], { controllers: CONTROLLERS });
+  ours.push(m);
+  return m;
+}
+
+async function stopOurs(): Promise<void> {
+  for (const m of ours.splice(0)) await m.kill();
+}
+
+afterEach(async () => {
+  await stopUpstream();
+  await stopOurs();
+});
+
+afterAll(async () => {
+  for (const ns of namespaces) await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+  for (const v of volumes) {
+    await rest.request('PATCH', `/api/v1/persistentvolumes/${v}`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' }).catch(() => undefined);
+    await rest.request('DELETE', `/api/v1/persistentvolumes/${v}`).catch(() => undefined);
+  }
+  for (const c of classes) await rest.request('DELETE', `/apis/storage.k8s.io/v1/storageclasses/${c}`).catch(() => undefined);
+});
+
+type Meta = { name: string; namespace?: string; uid: string; annotations?: Record<string, string>; labels?: Record<string, string>; finalizers?: string[]; deletionTimestamp?: string };
+type ClaimRef = { kind?: string; apiVersion?: string; namespace?: string; name?: string; uid?: string; resourceVersion?: string };
+type Pv = { metadata: Meta; spec: Record<string, unknown> & { claimRef?: ClaimRef }; status?: { phase?: string; message?: string; lastPhaseTransitionTime?: string } };
+type Pvc = { metadata: Meta; spec: Record<string, unknown> & { volumeName?: string }; status?: Record<string, unknown> };
+type Event = { reason: string; message: string; type: string; involvedObject: { name: string; kind: string }; source?: { component?: string } };
+
+/** A run's names: every cluster-scoped object carries the run's tag, replaced by T when compared. */
+class Run {
+  constructor(readonly tag: string, readonly ns: string) {}
+  name(n: string): string {
+    return `${this.tag}-${n}`;
+  }
+  strip(s: string): string {
+    return s.replaceAll(this.ns, 'NS').replaceAll(this.tag, 'T');
+  }
+}
+
+async function newRun(prefix: string): Promise<Run> {
+  const ns = await freshNamespace(testKubeConfig(), prefix);
+  namespaces.push(ns);
+  return new Run(uniqueName(prefix), ns);
+}
+
+async function createClass(run: Run, n: string, provisioner: string, mode: 'Immediate' | 'WaitForFirstConsumer', reclaimPolicy = 'Delete'): Promise<string> {
+  const name = run.name(n);
+  classes.push(name);
+  await rest.request('POST', '/apis/storage.k8s.io/v1/storageclasses', { body: { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner, volumeBindingMode: mode, reclaimPolicy } });
+  return name;
+}
+
+interface PvSpec {
+  size: string;
+  cls: string;
+  policy?: 'Retain' | 'Delete';
+  hostPath?: string;
+  local?: string;
+  modes?: string[];
+  claimRef?: ClaimRef;
+  annotations?: Record<string, string>;
+}
+
+async function createPv(run: Run, n: string, s: PvSpec): Promise<string> {
+  const name = run.name(n);
+  volumes.push(name);
+  const source = s.local
+    ? { local: { path: '/mnt/disks/e2e' }, nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [s.local] }] }] } } }
+    : { hostPath: { path: s.hostPath ?? `/tmp/tkcm-e2e-${run.tag}/${n}` } };
+  await rest.request('POST', '/api/v1/persistentvolumes', { body: { apiVersion: 'v1', kind: 'PersistentVolume',
+    metadata: { name, ...(s.annotations ? { annotations: s.annotations } : {}) },
+    spec: { capacity: { storage: s.size }, accessModes: s.modes ?? ['ReadWriteOnce'], persistentVolumeReclaimPolicy: s.policy ?? 'Retain',
+      storageClassName: s.cls, ...(s.claimRef ? { claimRef: s.claimRef } : {}), ...source } } });
+  return name;
+}
+
+async function createPvc(run: Run, name: string, size: string, cls: string | undefined, extra: Record<string, unknown> = {}): Promise<Pvc> {
+  return (await rest.request<Pvc>('POST', `/api/v1/namespaces/${run.ns}/persistentvolumeclaims`, { body: { apiVersion: 'v1', kind: 'PersistentVolumeClaim',
+    metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } }, ...(cls !== undefined ? { storageClassName: cls } : {}), ...extra } } })).body;
+}
+
+const getPv = async (name: string) => (await rest.request<Pv>('GET', `/api/v1/persistentvolumes/${name}`).catch(() => undefined))?.body;
+const getPvc = async (ns: string, name: string) => (await rest.request<Pvc>('GET', `/api/v1/namespaces/${ns}/persistentvolumeclaims/${name}`).catch(() => undefined))?.body;
+
+/** What `kubectl get pv -o yaml` shows, names and identities aside. */
+function pvShown(run: Run, v: Pv | undefined): unknown {
+  if (!v) return 'gone';
+  const { claimRef, ...spec } = v.spec;
+  return JSON.parse(run.strip(JSON.stringify({
+    annotations: v.metadata.annotations ?? {}, finalizers: v.metadata.finalizers ?? [], deleting: !!v.metadata.deletionTimestamp,
+    spec, claimRef: claimRef ? { kind: claimRef.kind, apiVersion: claimRef.apiVersion, namespace: claimRef.namespace, name: claimRef.name, uid: !!claimRef.uid, resourceVersion: !!claimRef.resourceVersion } : null,
+    // the API server stamps the time of each phase change
+    status: { ...v.status, lastPhaseTransitionTime: !!v.status?.lastPhaseTransitionTime },
+  })));
+}
+
+function pvcShown(run: Run, c: Pvc | undefined): unknown {
+  if (!c) return 'gone';
+  return JSON.parse(run.strip(JSON.stringify({ annotations: c.metadata.annotations ?? {}, finalizers: c.metadata.finalizers ?? [], spec: c.spec, status: c.status ?? {} })));
+}
+
+/** The binder's Events in the run's namespace and on its volumes: kind, name, type, reason and message. */
+async function binderEvents(run: Run): Promise<string[]> {
+  const all: Event[] = [];
+  for (const ns of [run.ns, 'default']) all.push(...(await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items);
+  return [...new Set(all.filter((e) => e.source?.component === 'persistentvolume-controller')
+    .filter((e) => e.involvedObject.kind === 'PersistentVolumeClaim' ? true : e.involvedObject.name.startsWith(run.tag))
+    .map((e) => run.strip(`${e.involvedObject.kind}/${e.involvedObject.name} ${e.type} ${e.reason}: ${e.message}`)))].sort();
+}
+
+/** Plays the pvc-protection controller for a claim that no pod uses: its finalizer goes. */
+async function deleteClaim(ns: string, name: string): Promise<void> {
+  await rest.request('DELETE', `/api/v1/namespaces/${ns}/persistentvolumeclaims/${name}`);
+  await rest.request('PATCH', `/api/v1/namespaces/${ns}/persistentvolumeclaims/${name}`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' }).catch(() => undefined);
+}
+
+/** Claims made before the binder has seen their volumes race it (upstream's too): wait until it calls them Available. */
+async function volumesAvailable(names: string[]): Promise<void> {
+  await eventually('volumes available', async () => {
+    for (const n of names) if ((await getPv(n))?.status?.phase !== 'Available') return undefined;
+    return true;
+  }, 60_000, 200);
+}
+
+const phaseOf = async (ns: string, name: string) => (await getPvc(ns, name))?.status?.phase as string | undefined;
+
+/**
+ * An Immediate class of statically made volumes, one with a provisioner, and the reclaim
+ * policies. Returns what a user sees after each step.
+ */
+async function immediateScenario(run: Run): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const manual = await createClass(run, 'manual', 'kubernetes.io/no-provisioner', 'Immediate');
+  const del = await createClass(run, 'del', 'kubernetes.io/no-provisioner', 'Immediate');
+  const ext = await createClass(run, 'ext', 'example.com/e2e-provisioner', 'Immediate');
+  await createPv(run, 'a', { size: '1Gi', cls: manual });
+  await createPv(run, 'b', { size: '2Gi', cls: manual });
+  await createPv(run, 'c', { size: '5Gi', cls: manual });
+  await createPv(run, 'rwx', { size: '1500Mi', cls: manual, modes: ['ReadWriteOnce', 'ReadWriteMany'] });
+  await createPv(run, 'e', { size: '1Gi', cls: del, policy: 'Delete', local: LOCAL_NODE });
+  await createPv(run, 'f', { size: '2Gi', cls: del, policy: 'Delete' });
+  await createPv(run, 'g', { size: '3Gi', cls: del, policy: 'Delete', hostPath: '/srv/tkcm-e2e' });
+  await volumesAvailable(['a', 'b', 'c', 'rwx', 'e', 'f', 'g'].map((n) => run.name(n)));
+
+  await createPvc(run, 'small', '1500Mi', manual);
+  await createPvc(run, 'named', '2Gi', manual, { volumeName: run.name('a') });
+  await createPvc(run, 'noclass', '1Gi', '');
+  await createPvc(run, 'nomatch', '100Gi', manual);
+  await createPvc(run, 'ext', '1Gi', ext);
+  for (const n of ['temp-e', 'temp-f', 'temp-g']) await createPvc(run, n, n === 'temp-e' ? '1Gi' : n === 'temp-f' ? '2Gi' : '3Gi', del);
+
+  await eventually('claims bound', async () => {
+    for (const n of ['small', 'temp-e', 'temp-f', 'temp-g']) if ((await phaseOf(run.ns, n)) !== 'Bound') return undefined;
+    return true;
+  }, 60_000, 300);
+  // a second sync of the Pending claims repeats nothing new, but must have happened
+  await new Promise((r) => setTimeout(r, 4000));
+  out.bound = { small: pvcShown(run, await getPvc(run.ns, 'small')), b: pvShown(run, await getPv(run.name('b'))) };
+  out.pending = Object.fromEntries(await Promise.all(['named', 'noclass', 'nomatch'].map(async (n) => [n, pvcShown(run, await getPvc(run.ns, n))] as const)));
+  out.untouched = Object.fromEntries(await Promise.all(['a', 'c', 'rwx'].map(async (n) => [n, pvShown(run, await getPv(run.name(n)))] as const)));
+
+  // an external provisioner's work: the annotation is there, then a volume for the claim appears
+  const extClaim = await eventually('provisioner annotation', async () => {
+    const c = await getPvc(run.ns, 'ext');
+    return c?.metadata.annotations?.['volume.kubernetes.io/storage-provisioner'] ? c : undefined;
+  }, 30_000, 300);
+  out.extWaiting = pvcShown(run, extClaim);
+  await createPv(run, 'ext', { size: '1Gi', cls: ext, policy: 'Delete', claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: run.ns, name: 'ext', uid: extClaim.metadata.uid },
+    annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/e2e-provisioner' } });
+  await eventually('provisioned claim bound', async () => (await phaseOf(run.ns, 'ext')) === 'Bound', 30_000, 300);
+  await eventually('provisioned volume bound', async () => (await getPv(run.name('ext')))?.status?.phase === 'Bound', 30_000, 300);
+  out.ext = { claim: pvcShown(run, await getPvc(run.ns, 'ext')), volume: pvShown(run, await getPv(run.name('ext'))) };
+
+  // reclaim: Retain keeps a Released volume; Delete without a deleter fails; the host-path deleter deletes under /tmp only
+  for (const n of ['small', 'temp-e', 'temp-f', 'temp-g', 'ext']) await deleteClaim(run.ns, n);
+  await eventually('volumes reclaimed', async () => {
+    const b = await getPv(run.name('b'));
+    const e = await getPv(run.name('e'));
+    const f = await getPv(run.name('f'));
+    const g = await getPv(run.name('g'));
+    return b?.status?.phase === 'Released' && e?.status?.phase === 'Failed' && (!f || !!f.metadata.deletionTimestamp) && g?.status?.phase === 'Failed';
+  }, 60_000, 300);
+  await new Promise((r) => setTimeout(r, 2000));
+  out.reclaimed = Object.fromEntries(await Promise.all(['b', 'e', 'f', 'g', 'ext'].map(async (n) => [n, pvShown(run, await getPv(run.name(n)))] as const)));
+  out.events = await binderEvents(run);
+  return out;
+}
+
+type Pod = { metadata: { name: string }; spec: { nodeName?: string }; status?: { phase?: string } };
+
+/** WaitForFirstConsumer with a local volume: the claim waits, a pod comes, the scheduler picks the volume's node, binding completes, the pod runs. */
+async function delayedScenario(run: Run): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const local = await createClass(run, 'local', 'kubernetes.io/no-provisioner', 'WaitForFirstConsumer');
+  await createPv(run, 'local', { size: '1Gi', cls: local, local: LOCAL_NODE });
+  await volumesAvailable([run.name('local')]);
+  await createPvc(run, 'data', '1Gi', local);
+  await eventually('first-consumer event', async () => (await binderEvents(run)).some((e) => e.includes('WaitForFirstConsumer')), 30_000, 300);
+  out.waiting = pvcShown(run, await getPvc(run.ns, 'data'));
+  await rest.request('POST', `/api/v1/namespaces/${run.ns}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'app' },
+    spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1', volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] } } });
+  const pod = await eventually('pod running', async () => {
+    const p = (await rest.request<Pod>('GET', `/api/v1/namespaces/${run.ns}/pods/app`)).body;
+    return p.status?.phase === 'Running' ? p : undefined;
+  }, 60_000, 300);
+  out.podNode = pod.spec.nodeName;
+  out.claim = pvcShown(run, await getPvc(run.ns, 'data'));
+  out.volume = pvShown(run, await getPv(run.name('local')));
+  out.events = await binderEvents(run);
+  return out;
+}
+
+/** 50 claims for 50 volumes of the sizes they ask, plus a 51st racing claim 50 for the largest: who binds what. */
+async function crowdScenario(run: Run, midway?: () => Promise<void>): Promise<{ pairs: string[]; raced: string[]; volumesBound: number }> {
+  const crowd = await createClass(run, 'crowd', 'kubernetes.io/no-provisioner', 'Immediate');
+  await Promise.all(Array.from({ length: 50 }, (_, i) => createPv(run, `v${i + 1}`, { size: `${i + 1}Gi`, cls: crowd })));
+  await volumesAvailable(Array.from({ length: 50 }, (_, i) => run.name(`v${i + 1}`)));
+  await Promise.all([...Array.from({ length: 50 }, (_, i) => createPvc(run, `c${i + 1}`, `${i + 1}Gi`, crowd)), createPvc(run, 'rival', '50Gi', crowd)]);
+  const claims = async () => (await rest.request<{ items: Pvc[] }>('GET', `/api/v1/namespaces/${run.ns}/persistentvolumeclaims`)).body.items;
+  if (midway) {
+    await eventually('binding under way', async () => (await claims()).filter((c) => c.status?.phase === 'Bound').length >= 8, 60_000, 100);
+    await midway();
+  }
+  const all = await eventually('50 claims bound', async () => {
+    const cs = await claims();
+    return cs.filter((c) => c.status?.phase === 'Bound').length === 50 ? cs : undefined;
+  }, 120_000, 500);
+  const pvs = (await rest.request<{ items: Pv[] }>('GET', '/api/v1/persistentvolumes')).body.items.filter((v) => v.metadata.name.startsWith(`${run.tag}-v`));
+  // every bound volume names exactly the claim that names it
+  for (const v of pvs.filter((x) => x.spec.claimRef)) {
+    const c = all.find((x) => x.metadata.name === v.spec.claimRef!.name);
+    expect(c?.metadata.uid).toBe(v.spec.claimRef!.uid);
+    expect(c?.spec.volumeName).toBe(v.metadata.name);
+  }
+  const byVolume = new Map<string, string[]>();
+  for (const c of all) if (c.spec.volumeName) byVolume.set(c.spec.volumeName, [...(byVolume.get(c.spec.volumeName) ?? []), c.metadata.name]);
+  expect([...byVolume.values()].every((cs) => cs.length === 1)).toBe(true);
+  const racers = all.filter((c) => c.metadata.name === 'c50' || c.metadata.name === 'rival').map((c) => `${c.status?.phase}${c.spec.volumeName ? ` ${run.strip(c.spec.volumeName)}` : ''}`).sort();
+  const pairs = all.filter((c) => c.metadata.name !== 'c50' && c.metadata.name !== 'rival').map((c) => `${c.metadata.name}=${run.strip(c.spec.volumeName ?? '')}`).sort();
+  return { pairs, raced: racers, volumesBound: pvs.filter((v) => v.status?.phase === 'Bound').length };
+}
+
+test('an Immediate class binds the smallest fit, names what does not fit, hands off to a provisioner and reclaims as upstream does', async () => {
+  await startUpstream();
+  const theirs = await immediateScenario(await newRun('pv-up'));
+  await stopUpstream();
+  await startOurs(uniqueName('tq-pv'));
+  const mine = await immediateScenario(await newRun('pv-ours'));
+  await stopOurs();
+  expect(mine).toEqual(theirs);
+  // the smallest fit, and the reasons upstream gives
+  expect((theirs.bound as { small: { spec: { volumeName: string } } }).small.spec.volumeName).toBe('T-b');
+  expect(theirs.events).toEqual(expect.arrayContaining([
+    expect.stringContaining('Warning VolumeMismatch: Cannot bind to requested volume "T-a": requested PV is too small'),
+    expect.stringContaining('Normal FailedBinding: no persistent volumes available for this claim and no storage class is set'),
+    expect.stringContaining('Warning ProvisioningFailed: no volume plugin matched name: kubernetes.io/no-provisioner'),
+    expect.stringContaining('Normal ExternalProvisioning'),
+    expect.stringContaining('PersistentVolume/T-e Warning VolumeFailedDelete'),
+  ]));
+}, 300_000);
+
+test('WaitForFirstConsumer: the claim waits for its pod, which lands on the local volume\'s node and runs, as upstream', async () => {
+  await startUpstream();
+  const theirs = await delayedScenario(await newRun('pv-wffc-up'));
+  await stopUpstream();
+  await startOurs(uniqueName('tq-pv'));
+  const mine = await delayedScenario(await newRun('pv-wffc-ours'));
+  await stopOurs();
+  expect(theirs.podNode).toBe(LOCAL_NODE);
+  expect(mine).toEqual(theirs);
+}, 240_000);
+
+test('50 claims and 50 volumes pair one to one as upstream pairs them; a rival claim never shares a volume, even across a kill -9', async () => {
+  await startUpstream();
+  const theirs = await crowdScenario(await newRun('pv-crowd-up'));
+  await stopUpstream();
+  const tq = uniqueName('tq-pv');
+  const first = await startOurs(tq);
+  await startOurs(tq);
+  const mine = await crowdScenario(await newRun('pv-crowd-ours'), async () => first.kill('SIGKILL'));
+  await stopOurs();
+  expect(theirs.pairs).toHaveLength(49);
+  expect(theirs.pairs.every((p) => p.split('=')[0].slice(1) === p.split('=')[1].slice(3))).toBe(true);
+  expect(mine.pairs).toEqual(theirs.pairs);
+  // one of the two racers has the 50Gi volume, the other waits, on both sides
+  expect(theirs.raced).toEqual(['Bound T-v50', 'Pending']);
+  expect(mine.raced).toEqual(theirs.raced);
+  expect(mine.volumesBound).toBe(50);
+}, 420_000);
