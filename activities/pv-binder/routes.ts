@@ -94,8 +94,17 @@ export function pvBinderRoutes({ input, signaller, cache }: RouteContext): Route
     if (claim && claim.volumeName === '') sendClaim(claim, { claim, nudge: true });
   };
 
+  // upstream syncs nothing until both caches are filled: a volume judged before its claim is listed would look released
+  const ready = () => claims.synced && volumes.synced;
+  const everything = () => {
+    if (!ready()) return;
+    for (const o of volumes.list()) volumeChanged(volumeView(o));
+    for (const o of claims.list()) claimChanged(claimView(o));
+  };
+
   claims.subscribe({
     onEvent(ev) {
+      if (ev.source !== 'watch' || !ready()) return;
       if (ev.type === 'deleted') {
         const gone = claimView(ev.old);
         const v = gone.volumeName ? cachedVolume(gone.volumeName) : undefined;
@@ -104,10 +113,12 @@ export function pvBinderRoutes({ input, signaller, cache }: RouteContext): Route
       }
       claimChanged(claimView(ev.obj));
     },
+    onListed: everything,
   });
 
   volumes.subscribe({
     onEvent(ev) {
+      if (ev.source !== 'watch' || !ready()) return;
       if (ev.type === 'deleted') {
         const gone = volumeView(ev.old);
         const c = gone.claimRef ? cachedClaim(gone.claimRef.namespace, gone.claimRef.name) : undefined;
@@ -116,6 +127,7 @@ export function pvBinderRoutes({ input, signaller, cache }: RouteContext): Route
       }
       volumeChanged(volumeView(ev.obj));
     },
+    onListed: everything,
   });
 
   return {};
