@@ -12,6 +12,7 @@ import { namespaceController } from '../activities/namespace/controller';
 import { nodeLifecycleController } from '../activities/node-lifecycle/controller';
 import { podGcController } from '../activities/podgc/controller';
 import { pvBinderController } from '../activities/pv-binder/controller';
+import { pvExpanderController } from '../activities/pv-expander/controller';
 import { replicaSetController, replicationControllerController } from '../activities/replicaset/controller';
 import { resourceQuotaController } from '../activities/resourcequota/controller';
 import { rootCaCertPublisherController } from '../activities/root-ca-cert-publisher/controller';
@@ -48,6 +49,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   disruptionController,
   daemonSetController,
   pvBinderController,
+  pvExpanderController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

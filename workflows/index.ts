@@ -21,4 +21,5 @@ export { daemonSetWorkflow } from './daemonset/workflow';
 export { ttlWorkflow } from './ttl/workflow';
 export { nodeLifecycleWorkflow } from './node-lifecycle/workflow';
 export { pvClaimWorkflow, pvVolumeWorkflow } from './pv-binder/workflow';
+export { pvExpanderWorkflow } from './pv-expander/workflow';
 export { informerWorkflow } from './informer';

@@ -21,7 +21,7 @@ const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const classes: string[] = [];
 const volumes: string[] = [];
-const CONTROLLERS = 'persistentvolume-binder-controller';
+const CONTROLLERS = 'persistentvolume-binder-controller,persistentvolume-expander-controller';
 /** the kwok node local volumes are pinned to */
 const LOCAL_NODE = 'kwok-node-1';
 /** fast resyncs keep the Pending claims' second look (and Events) inside the test's time */
@@ -92,10 +92,10 @@ async function newRun(prefix: string): Promise<Run> {
   return new Run(uniqueName(prefix), ns);
 }
 
-async function createClass(run: Run, n: string, provisioner: string, mode: 'Immediate' | 'WaitForFirstConsumer', reclaimPolicy = 'Delete'): Promise<string> {
+async function createClass(run: Run, n: string, provisioner: string, mode: 'Immediate' | 'WaitForFirstConsumer', extra: Record<string, unknown> = {}): Promise<string> {
   const name = run.name(n);
   classes.push(name);
-  await rest.request('POST', '/apis/storage.k8s.io/v1/storageclasses', { body: { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner, volumeBindingMode: mode, reclaimPolicy } });
+  await rest.request('POST', '/apis/storage.k8s.io/v1/storageclasses', { body: { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner, volumeBindingMode: mode, ...extra } });
   return name;
 }
 
@@ -105,6 +105,8 @@ interface PvSpec {
   policy?: 'Retain' | 'Delete';
   hostPath?: string;
   local?: string;
+  /** a GCE PD source: an in-tree plugin migrated to CSI */
+  gcePd?: boolean;
   modes?: string[];
   claimRef?: ClaimRef;
   annotations?: Record<string, string>;
@@ -113,7 +115,7 @@ interface PvSpec {
 async function createPv(run: Run, n: string, s: PvSpec): Promise<string> {
   const name = run.name(n);
   volumes.push(name);
-  const source = s.local
+  const source = s.gcePd ? { gcePersistentDisk: { pdName: `disk-${n}` } } : s.local
     ? { local: { path: '/mnt/disks/e2e' }, nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [s.local] }] }] } } }
     : { hostPath: { path: s.hostPath ?? `/tmp/tkcm-e2e-${run.tag}/${n}` } };
   await rest.request('POST', '/api/v1/persistentvolumes', { body: { apiVersion: 'v1', kind: 'PersistentVolume',
@@ -152,7 +154,7 @@ function pvcShown(run: Run, c: Pvc | undefined): unknown {
 async function binderEvents(run: Run): Promise<string[]> {
   const all: Event[] = [];
   for (const ns of [run.ns, 'default']) all.push(...(await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items);
-  return [...new Set(all.filter((e) => e.source?.component === 'persistentvolume-controller')
+  return [...new Set(all.filter((e) => e.source?.component === 'persistentvolume-controller' || e.source?.component === 'volume_expand')
     .filter((e) => e.involvedObject.kind === 'PersistentVolumeClaim' ? true : e.involvedObject.name.startsWith(run.tag))
     .map((e) => run.strip(`${e.involvedObject.kind}/${e.involvedObject.name} ${e.type} ${e.reason}: ${e.message}`)))].sort();
 }
@@ -189,7 +191,10 @@ async function immediateScenario(run: Run): Promise<Record<string, unknown>> {
   await createPv(run, 'e', { size: '1Gi', cls: del, policy: 'Delete', local: LOCAL_NODE });
   await createPv(run, 'f', { size: '2Gi', cls: del, policy: 'Delete' });
   await createPv(run, 'g', { size: '3Gi', cls: del, policy: 'Delete', hostPath: '/srv/tkcm-e2e' });
-  await volumesAvailable(['a', 'b', 'c', 'rwx', 'e', 'f', 'g'].map((n) => run.name(n)));
+  const grow = await createClass(run, 'grow', 'kubernetes.io/no-provisioner', 'Immediate', { allowVolumeExpansion: true });
+  await createPv(run, 'grow-h', { size: '1Gi', cls: grow, modes: ['ReadWriteMany'] });
+  await createPv(run, 'grow-g', { size: '1Gi', cls: grow, gcePd: true });
+  await volumesAvailable(['a', 'b', 'c', 'rwx', 'e', 'f', 'g', 'grow-h', 'grow-g'].map((n) => run.name(n)));
 
   await createPvc(run, 'small', '1500Mi', manual);
   await createPvc(run, 'named', '2Gi', manual, { volumeName: run.name('a') });
@@ -197,11 +202,20 @@ async function immediateScenario(run: Run): Promise<Record<string, unknown>> {
   await createPvc(run, 'nomatch', '100Gi', manual);
   await createPvc(run, 'ext', '1Gi', ext);
   for (const n of ['temp-e', 'temp-f', 'temp-g']) await createPvc(run, n, n === 'temp-e' ? '1Gi' : n === 'temp-f' ? '2Gi' : '3Gi', del);
+  await createPvc(run, 'grow-h', '1Gi', grow, { accessModes: ['ReadWriteMany'] });
+  await createPvc(run, 'grow-g', '1Gi', grow);
 
   await eventually('claims bound', async () => {
-    for (const n of ['small', 'temp-e', 'temp-f', 'temp-g']) if ((await phaseOf(run.ns, n)) !== 'Bound') return undefined;
+    for (const n of ['small', 'temp-e', 'temp-f', 'temp-g', 'grow-h', 'grow-g']) if ((await phaseOf(run.ns, n)) !== 'Bound') return undefined;
     return true;
   }, 60_000, 300);
+  // asking for more: an external controller is waited for; a volume migrated to CSI gets its resizer named
+  for (const n of ['grow-h', 'grow-g']) {
+    await rest.request('PATCH', `/api/v1/namespaces/${run.ns}/persistentvolumeclaims/${n}`, { body: { spec: { resources: { requests: { storage: '2Gi' } } } }, contentType: 'application/merge-patch+json' });
+  }
+  await eventually('expansion events', async () => (await binderEvents(run)).filter((e) => e.includes('ExternalExpanding')).length >= 2, 30_000, 300);
+  await eventually('resizer named', async () => (await getPvc(run.ns, 'grow-g'))?.metadata.annotations?.['volume.kubernetes.io/storage-resizer'], 30_000, 300);
+  out.grown = { h: pvcShown(run, await getPvc(run.ns, 'grow-h')), g: pvcShown(run, await getPvc(run.ns, 'grow-g')) };
   // a second sync of the Pending claims repeats nothing new, but must have happened
   await new Promise((r) => setTimeout(r, 4000));
   out.bound = { small: pvcShown(run, await getPvc(run.ns, 'small')), b: pvShown(run, await getPv(run.name('b'))) };
@@ -290,7 +304,7 @@ async function crowdScenario(run: Run, midway?: () => Promise<void>): Promise<{ 
   return { pairs, raced: racers, volumesBound: pvs.filter((v) => v.status?.phase === 'Bound').length };
 }
 
-test('an Immediate class binds the smallest fit, names what does not fit, hands off to a provisioner and reclaims as upstream does', async () => {
+test('an Immediate class binds the smallest fit, names what does not fit, hands off to a provisioner, waits for resizers and reclaims as upstream does', async () => {
   await startUpstream();
   const theirs = await immediateScenario(await newRun('pv-up'));
   await stopUpstream();
@@ -306,6 +320,8 @@ test('an Immediate class binds the smallest fit, names what does not fit, hands 
     expect.stringContaining('Warning ProvisioningFailed: no volume plugin matched name: kubernetes.io/no-provisioner'),
     expect.stringContaining('Normal ExternalProvisioning'),
     expect.stringContaining('PersistentVolume/T-e Warning VolumeFailedDelete'),
+    'PersistentVolumeClaim/grow-h Normal ExternalExpanding: waiting for an external controller to expand this PVC',
+    'PersistentVolumeClaim/grow-g Normal ExternalExpanding: CSI migration enabled for kubernetes.io/gce-pd; waiting for external resizer to expand the pvc',
   ]));
 }, 300_000);
 
