@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs/promises';
-import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { LocalReads } from '../informers/local-reads';
 import type { EventTarget, RecordEvent } from '../kube/events';
@@ -25,6 +24,8 @@ import {
   type BinderEvent,
   type ClaimView,
   type ClassView,
+  type PersistentVolumeClaimJson,
+  type PersistentVolumeJson,
   type VolumePhase,
   type VolumeView,
 } from '../../workflows/pv-binder/types';
@@ -290,9 +291,9 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
     async bindClaimAndVolume(req: BindRequest): Promise<WriteOutcome> {
       return apiCall(async () => {
         const key = `${req.claim.namespace}/${req.claim.name}`;
-        const claimObj = await getOrUndefined<V1PersistentVolumeClaim>(claimPath(req.claim.namespace, req.claim.name));
+        const claimObj = await getOrUndefined<PersistentVolumeClaimJson>(claimPath(req.claim.namespace, req.claim.name));
         if (!claimObj || claimObj.metadata?.uid !== req.claim.uid) return { outcome: 'gone', detail: `claim ${key} is gone` };
-        let volume = await getOrUndefined<V1PersistentVolume>(volumePath(req.volume.name));
+        let volume = await getOrUndefined<PersistentVolumeJson>(volumePath(req.volume.name));
         if (!volume || volume.metadata?.uid !== req.volume.uid) return { outcome: 'gone', detail: `volume ${req.volume.name} is gone` };
 
         const pv = structuredClone(volume);
@@ -304,7 +305,7 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
             o.metadata = { ...o.metadata, annotations: pv.metadata?.annotations };
           }, undefined, volume as KubeObject);
           if ('outcome' in r) return r;
-          volume = r.obj as V1PersistentVolume;
+          volume = r.obj as PersistentVolumeJson;
           log.info({ claim: key, volume: req.volume.name, reason: req.reason }, 'claim bound to volume');
         }
         if (volume.status?.phase !== 'Bound') {
@@ -312,7 +313,7 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
             o.status = { ...(o.status as object), phase: 'Bound', message: '' };
           }, 'status', volume as KubeObject);
           if ('outcome' in r) return r;
-          volume = r.obj as V1PersistentVolume;
+          volume = r.obj as PersistentVolumeJson;
           log.info({ volume: req.volume.name, phase: 'Bound' }, 'volume entered phase');
         }
 
@@ -325,7 +326,7 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
             o.metadata = { ...o.metadata, annotations: edited.metadata?.annotations };
           }, undefined, claim as KubeObject);
           if ('outcome' in r) return r;
-          claim = r.obj as V1PersistentVolumeClaim;
+          claim = r.obj as PersistentVolumeClaimJson;
           log.info({ claim: key, volume: req.volume.name }, 'volume bound to claim');
         }
         const withStatus = structuredClone(claim);
@@ -347,7 +348,7 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
         if (!req.eventsOnChange) for (const e of req.events) claimEvent(c, e);
         const base = local.at(RESOURCES.persistentVolumeClaims, c.namespace, c.name, c) ?? (await getOrUndefined<KubeObject>(claimPath(c.namespace, c.name)));
         if (!base || base.metadata?.uid !== c.uid) return { outcome: 'gone', detail: 'the claim is gone' };
-        const edited = structuredClone(base) as V1PersistentVolumeClaim;
+        const edited = structuredClone(base) as PersistentVolumeClaimJson;
         if (!setClaimStatus(edited, req.phase)) return { outcome: 'done' };
         const r = await guarded(claimPath(c.namespace, c.name), c, (o) => {
           o.status = edited.status as Record<string, unknown>;
@@ -445,19 +446,19 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
     async provisionHostPath(req: HostPathProvisionRequest): Promise<WriteOutcome> {
       return apiCall(async () => {
         const key = `${req.claim.namespace}/${req.claim.name}`;
-        const base = await getOrUndefined<V1PersistentVolumeClaim>(claimPath(req.claim.namespace, req.claim.name));
+        const base = await getOrUndefined<PersistentVolumeClaimJson>(claimPath(req.claim.namespace, req.claim.name));
         if (!base || base.metadata?.uid !== req.claim.uid) return { outcome: 'gone', detail: `claim ${key} is gone` };
         let claim = base;
         const change = provisionerAnnotations(claimView(base as KubeObject), HOST_PATH_PLUGIN);
         if (change) {
           const r = await annotateClaimObject({ claim: guardClaim(base), ...change, reason: req.reason });
           if (!('obj' in r)) return r;
-          claim = r.obj as V1PersistentVolumeClaim;
+          claim = r.obj as PersistentVolumeClaimJson;
         }
         if (await getOrUndefined<KubeObject>(volumePath(req.volumeName))) return { outcome: 'done' };
         const path = `/tmp/hostpath_pv/${randomUUID()}`;
         const reclaimPolicy = req.cls.reclaimPolicy ?? 'Delete';
-        const pv: V1PersistentVolume = {
+        const pv: PersistentVolumeJson = {
           apiVersion: 'v1',
           kind: 'PersistentVolume',
           metadata: {
@@ -542,7 +543,7 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
     /** unbindVolume: the binding rolled back, then the volume is Available again. */
     async unbindVolume(req: UnbindVolumeRequest): Promise<WriteOutcome> {
       return apiCall(async () => {
-        const r = await guarded(volumePath(req.volume.name), req.volume, (o) => unbindVolume(o as V1PersistentVolume),
+        const r = await guarded(volumePath(req.volume.name), req.volume, (o) => unbindVolume(o as PersistentVolumeJson),
           undefined, local.at(RESOURCES.persistentVolumes, '', req.volume.name, req.volume));
         if ('outcome' in r) return r;
         log.info({ volume: req.volume.name, reason: req.reason }, 'rolled back the volume\'s binding');
@@ -560,11 +561,11 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
      */
     async deleteReleasedVolume(req: DeleteVolumeRequest): Promise<WriteOutcome> {
       return apiCall(async () => {
-        const v = await getOrUndefined<V1PersistentVolume>(volumePath(req.volume.name));
+        const v = await getOrUndefined<PersistentVolumeJson>(volumePath(req.volume.name));
         if (!v || v.metadata?.uid !== req.volume.uid) return { outcome: 'gone', detail: 'the volume is gone' };
         const ref = v.spec?.claimRef;
         if (!ref?.uid) return { outcome: 'conflict', detail: 'the volume is no longer bound to a claim' };
-        const c = await getOrUndefined<V1PersistentVolumeClaim>(claimPath(ref.namespace ?? '', ref.name ?? ''));
+        const c = await getOrUndefined<PersistentVolumeClaimJson>(claimPath(ref.namespace ?? '', ref.name ?? ''));
         if (c && c.metadata?.uid === ref.uid && (!c.spec?.volumeName || c.spec.volumeName === req.volume.name)) {
           return { outcome: 'conflict', detail: 'the volume\'s claim still uses it' };
         }
@@ -590,7 +591,7 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
   };
 }
 
-function guardClaim(c: V1PersistentVolumeClaim): ClaimGuard {
+function guardClaim(c: PersistentVolumeClaimJson): ClaimGuard {
   return { namespace: c.metadata?.namespace ?? '', name: c.metadata?.name ?? '', uid: c.metadata?.uid ?? '', resourceVersion: c.metadata?.resourceVersion ?? '' };
 }
 

@@ -1,9 +1,37 @@
-import type { V1ContainerStatus, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1StorageClass } from '@kubernetes/client-node';
 import type { FieldMask } from '../informers/fields';
 import type { LabelSelector } from '../../workflows/common/meta';
 import { WHOLE_OBJECT } from '../informers/local-reads';
 import type { KubeObject } from '../kube/projections';
-import { ANN_BETA_DEFAULT_CLASS, ANN_DEFAULT_CLASS, type ClaimView, type ClassView, type VolumeSourceKind, type VolumeView } from '../../workflows/pv-binder/types';
+import {
+  ANN_BETA_DEFAULT_CLASS,
+  ANN_DEFAULT_CLASS,
+  type ClaimView,
+  type ClassView,
+  type ObjectMetaJson,
+  type PersistentVolumeClaimJson,
+  type PersistentVolumeJson,
+  type VolumeSourceKind,
+  type VolumeView,
+} from '../../workflows/pv-binder/types';
+
+/** A StorageClass as the API's JSON, what the binder reads of it. */
+interface StorageClassJson {
+  metadata?: ObjectMetaJson;
+  provisioner?: string;
+  volumeBindingMode?: string;
+  reclaimPolicy?: string;
+  mountOptions?: string[];
+}
+
+/** What the binder reads of a pod, as the API's JSON. */
+interface ContainerStatusJson {
+  state?: { running?: unknown; waiting?: unknown; terminated?: unknown };
+}
+interface PodJson {
+  metadata?: ObjectMetaJson;
+  spec?: { nodeName?: string; volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string }; ephemeral?: unknown }> };
+  status?: { phase?: string; containerStatuses?: ContainerStatusJson[]; initContainerStatuses?: ContainerStatusJson[]; ephemeralContainerStatuses?: ContainerStatusJson[] };
+}
 
 /** Claims and volumes are kept whole: the binder puts them back whole (its role grants update, not patch). */
 export const CLAIM_FIELDS: FieldMask = WHOLE_OBJECT;
@@ -17,7 +45,7 @@ export const BINDER_POD_FIELDS: FieldMask = {
 };
 
 export function claimView(o: KubeObject): ClaimView {
-  const c = o as V1PersistentVolumeClaim;
+  const c = o as PersistentVolumeClaimJson;
   const m = c.metadata ?? {};
   const s = c.spec ?? {};
   const st = c.status ?? {};
@@ -43,7 +71,7 @@ export function claimView(o: KubeObject): ClaimView {
   };
 }
 
-function sourceOf(s: NonNullable<V1PersistentVolume['spec']>): VolumeSourceKind {
+function sourceOf(s: NonNullable<PersistentVolumeJson['spec']>): VolumeSourceKind {
   if (s.hostPath) return 'hostPath';
   if (s.nfs) return 'nfs';
   if (s.csi) return 'csi';
@@ -55,7 +83,7 @@ function sourceOf(s: NonNullable<V1PersistentVolume['spec']>): VolumeSourceKind 
 }
 
 export function volumeView(o: KubeObject): VolumeView {
-  const v = o as V1PersistentVolume;
+  const v = o as PersistentVolumeJson;
   const m = v.metadata ?? {};
   const s = v.spec ?? {};
   const st = v.status ?? {};
@@ -83,7 +111,7 @@ export function volumeView(o: KubeObject): VolumeView {
 }
 
 export function classView(o: KubeObject): ClassView {
-  const c = o as V1StorageClass;
+  const c = o as StorageClassJson;
   const m = c.metadata ?? {};
   const ann = m.annotations ?? {};
   return {
@@ -93,13 +121,13 @@ export function classView(o: KubeObject): ClassView {
     ...(c.reclaimPolicy ? { reclaimPolicy: c.reclaimPolicy } : {}),
     mountOptions: [...(c.mountOptions ?? [])],
     isDefault: ann[ANN_DEFAULT_CLASS] === 'true' || ann[ANN_BETA_DEFAULT_CLASS] === 'true',
-    creationTimestamp: m.creationTimestamp ? new Date(m.creationTimestamp as unknown as string).toISOString() : '',
+    creationTimestamp: m.creationTimestamp ?? '',
   };
 }
 
 /** The claim keys (namespace/name) a pod uses: its claims, and the claims of its ephemeral volumes. */
 export function podClaimKeys(o: KubeObject): string[] {
-  const p = o as V1Pod;
+  const p = o as PodJson;
   const ns = p.metadata?.namespace ?? '';
   const keys: string[] = [];
   for (const v of p.spec?.volumes ?? []) {
@@ -109,11 +137,11 @@ export function podClaimKeys(o: KubeObject): string[] {
   return keys;
 }
 
-const notRunning = (statuses: V1ContainerStatus[] | undefined) => (statuses ?? []).every((s) => !!s.state?.terminated || !!s.state?.waiting);
+const notRunning = (statuses: ContainerStatusJson[] | undefined) => (statuses ?? []).every((s) => !!s.state?.terminated || !!s.state?.waiting);
 
 /** upstream's IsPodTerminated: finished, or being deleted with nothing left running */
 export function podTerminated(o: KubeObject): boolean {
-  const p = o as V1Pod;
+  const p = o as PodJson;
   const st = p.status ?? {};
   if (st.phase === 'Failed' || st.phase === 'Succeeded') return true;
   return !!p.metadata?.deletionTimestamp && notRunning(st.initContainerStatuses) && notRunning(st.containerStatuses) && notRunning(st.ephemeralContainerStatuses);

@@ -1,4 +1,4 @@
-import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { PersistentVolumeClaimJson, PersistentVolumeJson } from '../../workflows/pv-binder/types';
 import type { Logger } from 'pino';
 import type { LocalReads } from '../informers/local-reads';
 import type { RecordEvent } from '../kube/events';
@@ -31,7 +31,7 @@ export interface PvExpanderDeps {
   local: LocalReads;
 }
 
-function expansionVolume(v: V1PersistentVolume): ExpansionVolume {
+function expansionVolume(v: PersistentVolumeJson): ExpansionVolume {
   const spec = (v.spec ?? {}) as Record<string, unknown>;
   const source = Object.keys(MIGRATABLE_SOURCES).find((k) => spec[k] != null);
   const ref = v.spec?.claimRef;
@@ -60,7 +60,7 @@ export function createPvExpanderActivities(deps: PvExpanderDeps) {
         }
         const claim = expansionClaim(c);
         try {
-          const v = (await deps.reader.request<V1PersistentVolume>('GET', resourcePath(RESOURCES.persistentVolumes, undefined, claim.volumeName))).body;
+          const v = (await deps.reader.request<PersistentVolumeJson>('GET', resourcePath(RESOURCES.persistentVolumes, undefined, claim.volumeName))).body;
           return { claim, volume: expansionVolume(v) };
         } catch (e) {
           if (isStatus(e, 404)) return { claim };
@@ -77,7 +77,7 @@ export function createPvExpanderActivities(deps: PvExpanderDeps) {
       if (req.resizer && c.annotations[ANN_RESIZER] !== req.resizer) {
         await apiCall(async () => {
           try {
-            await deps.rest.request<V1PersistentVolumeClaim>('PATCH', `${resourcePath(RESOURCES.persistentVolumeClaims, c.namespace, c.name)}/status`, {
+            await deps.rest.request<PersistentVolumeClaimJson>('PATCH', `${resourcePath(RESOURCES.persistentVolumeClaims, c.namespace, c.name)}/status`, {
               body: { metadata: { uid: c.uid, annotations: { [ANN_RESIZER]: req.resizer } } }, contentType: 'application/strategic-merge-patch+json',
             });
           } catch (e) {

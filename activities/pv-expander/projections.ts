@@ -1,4 +1,4 @@
-import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { PersistentVolumeClaimJson } from '../../workflows/pv-binder/types';
 import type { FieldMask } from '../informers/fields';
 import type { KubeObject } from '../kube/projections';
 import type { ExpansionClaim } from '../../workflows/pv-expander/logic';
@@ -11,7 +11,7 @@ export const EXPANSION_CLAIM_FIELDS: FieldMask = {
 };
 
 export function expansionClaim(o: KubeObject): ExpansionClaim {
-  const c = o as V1PersistentVolumeClaim;
+  const c = o as PersistentVolumeClaimJson;
   const m = c.metadata ?? {};
   return {
     namespace: m.namespace ?? '',

@@ -1,4 +1,5 @@
-import type { V1ObjectReference, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1ObjectReference } from '@kubernetes/client-node';
+import type { PersistentVolumeClaimJson, PersistentVolumeJson } from './types';
 import { compareQuantities, parseQuantity } from '../common/quantity';
 import { ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_PRE_RESIZE_CAPACITY, type ClaimPhase } from './types';
 
@@ -9,18 +10,18 @@ import { ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_PRE_RESIZE_CAPACITY, t
  */
 
 /** A claim reference as client-go's GetReference makes it from a claim read from the API. */
-export function claimReference(claim: V1PersistentVolumeClaim): V1ObjectReference {
+export function claimReference(claim: PersistentVolumeClaimJson): V1ObjectReference {
   const m = claim.metadata ?? {};
   return { kind: 'PersistentVolumeClaim', namespace: m.namespace, name: m.name, uid: m.uid, apiVersion: 'v1', resourceVersion: m.resourceVersion };
 }
 
-function refBindsClaim(ref: V1ObjectReference | undefined, claim: V1PersistentVolumeClaim): boolean {
+function refBindsClaim(ref: V1ObjectReference | undefined, claim: PersistentVolumeClaimJson): boolean {
   const m = claim.metadata ?? {};
   return !!ref && ref.name === m.name && ref.namespace === m.namespace && (!ref.uid || ref.uid === m.uid);
 }
 
 /** GetBindVolumeToClaim: point the volume at the claim, marking a binding the controller made. */
-export function bindVolumeToClaim(volume: V1PersistentVolume, claim: V1PersistentVolumeClaim): boolean {
+export function bindVolumeToClaim(volume: PersistentVolumeJson, claim: PersistentVolumeClaimJson): boolean {
   const m = claim.metadata ?? {};
   const ref = volume.spec?.claimRef;
   const byController = !refBindsClaim(ref, claim);
@@ -37,7 +38,7 @@ export function bindVolumeToClaim(volume: V1PersistentVolume, claim: V1Persisten
 }
 
 /** bindClaimToVolume: the claim names the volume and carries the bind-completed annotation. */
-export function bindClaimToVolume(claim: V1PersistentVolumeClaim, volumeName: string): boolean {
+export function bindClaimToVolume(claim: PersistentVolumeClaimJson, volumeName: string): boolean {
   let dirty = false;
   const annotations = { ...claim.metadata?.annotations };
   if (claim.spec?.volumeName !== volumeName) {
@@ -65,7 +66,7 @@ function sameModes(a: readonly string[] | undefined, b: readonly string[] | unde
  * to Bound); without one, those fields cleared. Throws as upstream fails for a volume without a
  * storage capacity.
  */
-export function setClaimStatus(claim: V1PersistentVolumeClaim, phase: ClaimPhase, volume?: V1PersistentVolume): boolean {
+export function setClaimStatus(claim: PersistentVolumeClaimJson, phase: ClaimPhase, volume?: PersistentVolumeJson): boolean {
   const before = claim.status ?? {};
   const status = { ...before };
   let dirty = false;
@@ -120,7 +121,7 @@ export function setClaimStatus(claim: V1PersistentVolumeClaim, phase: ClaimPhase
 }
 
 /** unbindVolume's edit: a controller's binding goes whole, a user's pre-binding keeps the name. */
-export function unbindVolume(volume: V1PersistentVolume): void {
+export function unbindVolume(volume: PersistentVolumeJson): void {
   const annotations = { ...volume.metadata?.annotations };
   if (ANN_BOUND_BY_CONTROLLER in annotations) {
     const { claimRef: _dropped, ...spec } = volume.spec ?? {};

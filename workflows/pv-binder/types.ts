@@ -1,3 +1,4 @@
+import type { V1PersistentVolumeClaimSpec, V1PersistentVolumeSpec } from '@kubernetes/client-node';
 import type { LabelSelector } from '../common/meta';
 
 /*
@@ -116,4 +117,43 @@ export interface BinderEvent {
   type: 'Normal' | 'Warning';
   reason: string;
   message: string;
+}
+
+/*
+ * Claims and volumes as the API's JSON: client-node's spec models are exact (they hold no
+ * timestamps); metadata and status are written out, their times being RFC 3339 strings here.
+ */
+export interface ObjectMetaJson {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+}
+
+export interface PersistentVolumeJson {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMetaJson;
+  spec?: V1PersistentVolumeSpec;
+  status?: { phase?: string; message?: string; reason?: string; lastPhaseTransitionTime?: string };
+}
+
+export interface PersistentVolumeClaimJson {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMetaJson;
+  spec?: V1PersistentVolumeClaimSpec;
+  status?: {
+    phase?: string;
+    accessModes?: string[];
+    capacity?: Record<string, string>;
+    currentVolumeAttributesClassName?: string;
+    /** conditions, resize and modify statuses: kept as read, never edited here */
+    [other: string]: unknown;
+  };
 }
