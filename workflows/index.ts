@@ -20,4 +20,8 @@ export { disruptionWorkflow, staleDisruptionTargetWorkflow } from './disruption/
 export { daemonSetWorkflow } from './daemonset/workflow';
 export { ttlWorkflow } from './ttl/workflow';
 export { nodeLifecycleWorkflow } from './node-lifecycle/workflow';
+export { pvcProtectionWorkflow } from './pvc-protection/workflow';
+export { pvProtectionWorkflow } from './pv-protection/workflow';
+export { vacProtectionWorkflow } from './vac-protection/workflow';
+export { ephemeralVolumeWorkflow } from './ephemeral-volume/workflow';
 export { informerWorkflow } from './informer';

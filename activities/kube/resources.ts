@@ -27,6 +27,7 @@ export const RESOURCES = {
   secrets: core('secrets', 'Secret'),
   serviceAccounts: core('serviceaccounts', 'ServiceAccount'),
   persistentVolumeClaims: core('persistentvolumeclaims', 'PersistentVolumeClaim'),
+  persistentVolumes: core('persistentvolumes', 'PersistentVolume', false),
   replicationControllers: core('replicationcontrollers', 'ReplicationController'),
   resourceQuotas: core('resourcequotas', 'ResourceQuota'),
   events: core('events', 'Event'),
@@ -40,6 +41,7 @@ export const RESOURCES = {
   endpointSlices: grouped('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice'),
   podDisruptionBudgets: grouped('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget'),
   leases: grouped('coordination.k8s.io', 'v1', 'leases', 'Lease'),
+  volumeAttributesClasses: grouped('storage.k8s.io', 'v1', 'volumeattributesclasses', 'VolumeAttributesClass', false),
   clusterRoles: grouped('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
 } as const satisfies Record<string, ResourceType>;
 
