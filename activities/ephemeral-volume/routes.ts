@@ -54,9 +54,8 @@ export function ephemeralVolumeRoutes({ input, signaller, cache }: RouteContext)
 
   pods.subscribe({
     onEvent(ev) {
-      if (!ready() || ev.type === 'deleted') return;
-      // the watch's updates cannot change a pod's volumes; a (re)list's are every pod, judged again
-      if (ev.type === 'updated' && ev.source === 'watch') return;
+      // a pod's volumes never change, so only its add counts; a (re)list is judged whole once it is in
+      if (ev.type !== 'added' || ev.source !== 'watch' || !ready()) return;
       judge(ev.obj);
     },
     onListed: judgeAll,
@@ -64,7 +63,7 @@ export function ephemeralVolumeRoutes({ input, signaller, cache }: RouteContext)
 
   pvcs.subscribe({
     onEvent(ev) {
-      if (!ready() || ev.type !== 'deleted') return;
+      if (ev.type !== 'deleted' || ev.source !== 'watch' || !ready()) return;
       const m = ev.old.metadata ?? {};
       for (const p of pods.byIndex(PODS_BY_CLAIM, `${m.namespace ?? ''}/${m.name ?? ''}`)) judge(p);
     },

@@ -50,8 +50,8 @@ export function pvcProtectionRoutes({ input, signaller, cache }: RouteContext): 
 
   pvcs.subscribe({
     onEvent(ev) {
-      // upstream has no delete handler: a deleted claim needs nothing
-      if (ev.type === 'deleted' || !ready()) return;
+      // upstream has no delete handler: a deleted claim needs nothing; a (re)list is judged whole once it is in
+      if (ev.type === 'deleted' || ev.source !== 'watch' || !ready()) return;
       judge(ev.obj);
     },
     onListed: judgeAll,
@@ -66,7 +66,7 @@ export function pvcProtectionRoutes({ input, signaller, cache }: RouteContext): 
 
   pods.subscribe({
     onEvent(ev) {
-      if (!ready()) return;
+      if (ev.source !== 'watch' || !ready()) return;
       if (ev.type === 'deleted') {
         const pod = pvcPodView(ev.old);
         judgeClaims(pod.namespace, claimsFreedBy(pod, true));

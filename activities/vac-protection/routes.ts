@@ -49,7 +49,8 @@ export function vacProtectionRoutes({ input, signaller, cache }: RouteContext): 
 
   vacs.subscribe({
     onEvent(ev) {
-      if (ev.type === 'deleted' || !ready()) return;
+      // a (re)list is judged whole once it is in
+      if (ev.type === 'deleted' || ev.source !== 'watch' || !ready()) return;
       judge(ev.obj);
     },
     onListed: judgeAll,
@@ -58,7 +59,7 @@ export function vacProtectionRoutes({ input, signaller, cache }: RouteContext): 
   /** a claim or volume that stops naming classes (updated or deleted) may free them; adds free nothing */
   const users = (classesOf: (o: KubeObject) => string[]): StoreListener => ({
     onEvent(ev) {
-      if (!ready() || ev.type === 'added') return;
+      if (ev.source !== 'watch' || !ready() || ev.type === 'added') return;
       judgeNamed(ev.type === 'deleted' ? classesOf(ev.old) : classesLetGo(classesOf(ev.old), classesOf(ev.obj)));
     },
     onListed: judgeAll,
