@@ -197,7 +197,12 @@ async function scenario(ns: string, midBurst?: () => Promise<void>): Promise<Rec
   // A burst of pods with ephemeral volumes: each gets exactly one claim, its own.
   for (let i = 0; i < BURST; i++) {
     await create(podPath(ns), podBody(`burst-${i}`, [ephemeralVolume('data')]));
-    if (i === 7 && midBurst) await midBurst();
+    if (i === 11 && midBurst) {
+      // claims are being made for the first pods while the rest are still coming
+      await eventually('the first burst claims', async () =>
+        (await rest.request<{ items: Obj[] }>('GET', pvcPath(ns))).body.items.filter((c) => c.metadata.name.startsWith('burst-')).length >= 3, 30_000, 100);
+      await midBurst();
+    }
   }
   out.burst = await eventually('every burst pod has its claim', async () => {
     const pods = (await rest.request<{ items: Obj[] }>('GET', podPath(ns))).body.items.filter((p) => p.metadata.name.startsWith('burst-'));
