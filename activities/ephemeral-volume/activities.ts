@@ -99,7 +99,10 @@ export function createEphemeralVolumeActivities(deps: EphemeralVolumeDeps) {
           if (isStatus(e, 409)) {
             const there = await readOrUndefined(deps.rest, claimPath(req.namespace, req.claim));
             const state = there && claimState(there);
-            if (state?.controllerUid === req.podUid) return { outcome: 'exists', uid: state.uid };
+            if (state?.controllerUid === req.podUid) {
+              log.info({ key, pod: `${req.namespace}/${req.pod}` }, 'PVC for ephemeral volume already created (a retried create)');
+              return { outcome: 'exists', uid: state.uid };
+            }
             log.info({ key, pod: `${req.namespace}/${req.pod}` }, 'a PVC the pod does not own holds the name');
             return { outcome: 'rejected', message: e.serverMessage };
           }
