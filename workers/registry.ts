@@ -4,6 +4,7 @@ import { daemonSetController } from '../activities/daemonset/controller';
 import { deploymentController } from '../activities/deployment/controller';
 import { disruptionController } from '../activities/disruption/controller';
 import { endpointsController } from '../activities/endpoints/controller';
+import { ephemeralVolumeController } from '../activities/ephemeral-volume/controller';
 import { endpointSliceController } from '../activities/endpointslice/controller';
 import { endpointSliceMirroringController } from '../activities/endpointslicemirroring/controller';
 import { garbageCollectorController } from '../activities/gc/controller';
@@ -13,6 +14,8 @@ import { nodeLifecycleController } from '../activities/node-lifecycle/controller
 import { podGcController } from '../activities/podgc/controller';
 import { pvBinderController } from '../activities/pv-binder/controller';
 import { pvExpanderController } from '../activities/pv-expander/controller';
+import { pvProtectionController } from '../activities/pv-protection/controller';
+import { pvcProtectionController } from '../activities/pvc-protection/controller';
 import { replicaSetController, replicationControllerController } from '../activities/replicaset/controller';
 import { resourceQuotaController } from '../activities/resourcequota/controller';
 import { rootCaCertPublisherController } from '../activities/root-ca-cert-publisher/controller';
@@ -21,6 +24,7 @@ import { serviceAccountController } from '../activities/serviceaccount/controlle
 import { taintEvictionController } from '../activities/taint-eviction/controller';
 import { ttlAfterFinishedController } from '../activities/ttl-after-finished/controller';
 import { ttlController } from '../activities/ttl/controller';
+import { vacProtectionController } from '../activities/vac-protection/controller';
 import type { ControllerDescriptor } from './descriptor';
 import type { FlagSpec } from './flags';
 
@@ -50,6 +54,10 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   daemonSetController,
   pvBinderController,
   pvExpanderController,
+  pvcProtectionController,
+  pvProtectionController,
+  vacProtectionController,
+  ephemeralVolumeController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

@@ -22,4 +22,8 @@ export { ttlWorkflow } from './ttl/workflow';
 export { nodeLifecycleWorkflow } from './node-lifecycle/workflow';
 export { pvClaimWorkflow, pvVolumeWorkflow } from './pv-binder/workflow';
 export { pvExpanderWorkflow } from './pv-expander/workflow';
+export { pvcProtectionWorkflow } from './pvc-protection/workflow';
+export { pvProtectionWorkflow } from './pv-protection/workflow';
+export { vacProtectionWorkflow } from './vac-protection/workflow';
+export { ephemeralVolumeWorkflow } from './ephemeral-volume/workflow';
 export { informerWorkflow } from './informer';

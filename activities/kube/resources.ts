@@ -42,6 +42,7 @@ export const RESOURCES = {
   podDisruptionBudgets: grouped('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget'),
   leases: grouped('coordination.k8s.io', 'v1', 'leases', 'Lease'),
   storageClasses: grouped('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false),
+  volumeAttributesClasses: grouped('storage.k8s.io', 'v1', 'volumeattributesclasses', 'VolumeAttributesClass', false),
   clusterRoles: grouped('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
 } as const satisfies Record<string, ResourceType>;
 

@@ -25,6 +25,8 @@ alias('Namespace', ['ns'], true);
 alias('ClusterRole', [], true);
 alias('Node', ['no'], true);
 alias('PersistentVolume', ['pv'], true);
+alias('PersistentVolumeClaim', ['pvc']);
+alias('VolumeAttributesClass', ['vac'], true);
 alias('EndpointSlice', []);
 alias('PodDisruptionBudget', ['pdb']);
 alias('DaemonSet', ['ds']);

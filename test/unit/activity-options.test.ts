@@ -24,6 +24,7 @@ const expected: Record<string, ActivityOptions[]> = {
   cronjob: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY }],
   deployment: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY }],
   endpoints: [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
+  'ephemeral-volume': [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
   endpointslice: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY }],
   endpointslicemirroring: [
     {
@@ -49,12 +50,15 @@ const expected: Record<string, ActivityOptions[]> = {
       retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
     },
   ],
+  'pv-protection': [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
+  'pvc-protection': [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
   replicaset: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
   resourcequota: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '15 seconds', retry: API_RETRY }],
   'root-ca-cert-publisher': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   serviceaccount: [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   'serviceaccount-token': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   'ttl-after-finished': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
+  'vac-protection': [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
 };
 
 test.each(Object.keys(expected))('%s schedules its activities with the options it always had', (dir) => {

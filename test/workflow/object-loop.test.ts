@@ -28,7 +28,9 @@ const calls: { name: string; runUid?: string; applied: string[]; at: number }[] 
 const activities: ProbeActivities = {
   async observeProbe(req) {
     calls.push({ ...req, applied: [...req.applied], at: Date.now() });
-    return world.get(req.name) ?? {};
+    const seen = world.get(req.name) ?? {};
+    if (seen.holdMs) await new Promise((r) => setTimeout(r, seen.holdMs));
+    return seen;
   },
 };
 
@@ -108,6 +110,22 @@ describe('runObjectLoop on the Temporal dev server', () => {
     // and the retries really waited that long
     const at = callsOf(name).map((c) => c.at);
     for (let i = 1; i <= failures; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(expected[i - 1] - 5);
+  });
+
+  test('an episode that finishes while signals are pending reconciles them first; a quiet one just ends', async () => {
+    const name = 'episode';
+    world.set(name, { uid: 'u-episode', done: true, holdMs: 1500 });
+    const h = await start(name, { uid: 'u-episode', episode: true });
+    await eventually('the first observation', async () => callsOf(name).length === 1);
+    // arrives while the reconcile that will say `finished` is still observing
+    await signalEvent(h, 'late');
+    await h.result();
+    expect(callsOf(name).map((c) => c.applied)).toEqual([[], ['late']]);
+
+    const quiet = 'episode-quiet';
+    world.set(quiet, { uid: 'u-quiet', done: true });
+    await (await start(quiet, { uid: 'u-quiet', episode: true })).result();
+    expect(callsOf(quiet)).toHaveLength(1);
   });
 
   test('a paused object keeps its events and applies them, in order, on resume', async () => {

@@ -94,6 +94,14 @@ export interface ObjectLoop<Signal> {
   continueAsNewArgs(): unknown[];
   /** what the `state` query reports of the object (desired vs observed, pending work) */
   describe?(): ObjectView;
+  /**
+   * For episode workflows (started by the watch only when a write is due, ended once it is done):
+   * a reconcile that says `finished` while signals are already pending does not end the run; they
+   * are folded in and reconciled first. A signal that reaches Temporal while the last workflow
+   * task runs makes the server refuse the completion, and the replayed task sees it here, so an
+   * event sent just as an episode ends is never dropped.
+   */
+  drainBeforeFinish?: boolean;
 }
 
 export function backoffMs(tuning: LoopTuning, consecutiveFailures: number): number {
@@ -206,10 +214,12 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         result = { failed: true };
       }
       reconciles++;
-      if (result.finished) {
+      if (result.finished && !(loop.drainBeforeFinish && pending.length > 0)) {
         kcm.reconciled(loop.controller, 'finished', Date.now() - started);
         return;
       }
+      // only runs that opted in get here with a finished result: reconcile again for what came meanwhile
+      if (result.finished) result = {};
       failures = result.failed ? failures + 1 : 0;
       outcome = result.failed ? 'error' : result.requeueAfterMs !== undefined ? 'requeue' : 'success';
       kcm.reconciled(loop.controller, outcome, Date.now() - started);

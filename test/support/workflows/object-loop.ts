@@ -15,6 +15,10 @@ export interface ProbeObservation {
   uid?: string;
   /** the reconcile fails with this error */
   fail?: string;
+  /** the object needs nothing more: an episode run ends here */
+  done?: boolean;
+  /** the observation takes this long (a signal can arrive meanwhile) */
+  holdMs?: number;
 }
 
 export interface ProbeActivities {
@@ -36,6 +40,8 @@ export interface ProbeInput {
   applied?: string[];
   /** how many times this object's run continued as new because its history grew long */
   generation?: number;
+  /** an episode workflow: ends once the object is done, after the signals that came meanwhile */
+  episode?: boolean;
 }
 
 export const PROBE_CONTROLLER = 'probe';
@@ -55,6 +61,7 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
   await runObjectLoop<ProbeEvent>({
     controller: PROBE_CONTROLLER,
     tuning,
+    drainBeforeFinish: input.episode,
     apply(e) {
       applied.push(e.note);
     },
@@ -64,7 +71,7 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
       await id.handOverIfNew(seen.uid);
       id.learn(seen.uid);
       if (seen.fail) return { failed: true, error: seen.fail };
-      return {};
+      return seen.done ? { finished: true } : {};
     },
     continueAsNewArgs: () => [{ ...input, uid: id.uid, applied, generation: generation + 1 } satisfies ProbeInput],
     describe: () => ({ uid: id.uid, applied, generation }),
