@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { KubeRest } from './rest';
 
 /** Heartbeats the running activity; a no-op outside one (unit tests call activities directly). */
 export function heartbeat(details?: unknown): void {
@@ -7,6 +8,23 @@ export function heartbeat(details?: unknown): void {
   } catch {
     /* not inside an activity */
   }
+}
+
+/**
+ * The client with a heartbeat after every request it answers: an activity of a few calls, run
+ * with a heartbeat timeout, is then retried elsewhere seconds after its replica dies instead of
+ * after its whole start-to-close limit.
+ */
+export function heartbeating(rest: KubeRest): KubeRest {
+  const beating = Object.create(rest) as KubeRest;
+  beating.request = async (method, path, ro) => {
+    try {
+      return await rest.request(method, path, ro);
+    } finally {
+      heartbeat();
+    }
+  };
+  return beating;
 }
 
 /** Runs `fn` over `items`, at most `limit` at a time, as upstream's worker counts; the first error stops new work and is thrown. */

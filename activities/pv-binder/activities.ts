@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { LocalReads } from '../informers/local-reads';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
+import { heartbeating } from '../kube/heartbeat';
 import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
@@ -165,7 +166,10 @@ const volumeTarget = (v: { name: string; uid: string; resourceVersion?: string }
 
 /** The persistent volume binder's I/O: observations for the pure syncs, and one guarded write each. */
 export function createPvBinderActivities(deps: PvBinderDeps) {
-  const { rest, reader, local } = deps;
+  // a binding is a handful of calls: each one heartbeats, so a killed replica's bind is retried within seconds
+  const rest = heartbeating(deps.rest);
+  const reader = heartbeating(deps.reader);
+  const { local } = deps;
   const log = deps.logger.child({ controller: 'persistentvolume-binder' });
   const claimEvent = (c: { namespace: string; name: string; uid: string; resourceVersion?: string }, e: BinderEvent) =>
     deps.recordEvent(EVENT_COMPONENT, claimTarget(c), e.type, e.reason, e.message);

@@ -35,6 +35,8 @@ const expected: Record<string, ActivityOptions[]> = {
   ],
   gc: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY }],
   job: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
+  'pv-binder': [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY }],
+  'pv-expander': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   namespace: [
     { startToCloseTimeout: '2 minutes', heartbeatTimeout: '20 seconds', retry: API_RETRY },
     {

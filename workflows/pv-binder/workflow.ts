@@ -1,6 +1,6 @@
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { ClaimGuard, PvBinderActivities, VolumeGuard, WriteOutcome } from '../../activities/pv-binder/activities';
-import { API_WRITES } from '../runtime/activity-options';
+import { API_BATCHES } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
 import { DEFAULT_TUNING, type LoopTuning, type ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { claimSettled, planClaimSync, type ClaimObservation, type ProvisionerFlags } from './claim-sync';
@@ -43,7 +43,7 @@ export function mergeVolumeEvents(earlier: VolumeEvent, later: VolumeEvent): Vol
   return { ...(later.volume ?? earlier.volume ? { volume: later.volume ?? earlier.volume } : {}), ...(earlier.nudge || later.nudge ? { nudge: true } : {}) };
 }
 
-const io = proxyActivities<PvBinderActivities>(API_WRITES);
+const io = proxyActivities<PvBinderActivities>(API_BATCHES);
 
 /**
  * After a write, the next look reads the API, not the cache, which may not have seen the write
