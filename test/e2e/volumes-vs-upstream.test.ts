@@ -270,6 +270,30 @@ async function delayedScenario(run: Run): Promise<Record<string, unknown>> {
   out.claim = pvcShown(run, await getPvc(run.ns, 'data'));
   out.volume = pvShown(run, await getPv(run.name('local')));
 
+  // a provisioner's class waiting for the first consumer: the scheduler picks a node, the claim
+  // goes to the provisioner with that node, and the provisioner's volume (made here) completes it
+  const late = await createClass(run, 'late', 'example.com/e2e-provisioner', 'WaitForFirstConsumer');
+  await createPvc(run, 'late', '1Gi', late);
+  await rest.request('POST', `/api/v1/namespaces/${run.ns}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'late' },
+    spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'late' } }] } } });
+  const asked = await eventually('provisioning asked for', async () => {
+    const c = await getPvc(run.ns, 'late');
+    return c?.metadata.annotations?.['volume.kubernetes.io/storage-provisioner'] ? c : undefined;
+  }, 60_000, 300);
+  const node = asked.metadata.annotations!['volume.kubernetes.io/selected-node'];
+  // which node the scheduler picks among equals is its own affair
+  const anyNode = (v: unknown) => JSON.parse(JSON.stringify(v).replaceAll(`"${node}"`, '"NODE"'));
+  out.lateAsked = anyNode(pvcShown(run, asked));
+  await createPv(run, 'late', { size: '1Gi', cls: late, policy: 'Delete', local: node,
+    claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: run.ns, name: 'late', uid: asked.metadata.uid },
+    annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/e2e-provisioner' } });
+  const latePod = await eventually('provisioned pod running', async () => {
+    const p = (await rest.request<Pod>('GET', `/api/v1/namespaces/${run.ns}/pods/late`)).body;
+    return p.status?.phase === 'Running' ? p : undefined;
+  }, 60_000, 300);
+  out.lateOnSelectedNode = latePod.spec.nodeName === node;
+  out.late = anyNode({ claim: pvcShown(run, await getPvc(run.ns, 'late')), volume: pvShown(run, await getPv(run.name('late'))) });
+
   // a generic ephemeral volume: its claim is made for the pod, bound on the pod's node, and goes with the pod
   await createPv(run, 'scratch', { size: '1Gi', cls: local, local: LOCAL_NODE });
   await volumesAvailable([run.name('scratch')]);
@@ -290,9 +314,11 @@ async function delayedScenario(run: Run): Promise<Record<string, unknown>> {
   await eventually('ephemeral claim collected', async () => !(await getPvc(run.ns, 'eph-scratch')), 60_000, 300);
   await eventually('its volume released', async () => (await getPv(run.name('scratch')))?.status?.phase === 'Released', 30_000, 300);
   out.ephemeralAfter = pvShown(run, await getPv(run.name('scratch')));
-  // whether the binder looks at the new ephemeral claim before the scheduler binds its volume is a
-  // race (upstream's informer usually wins it, our signal round trip usually loses it)
-  out.events = (await binderEvents(run)).filter((e) => !e.startsWith('PersistentVolumeClaim/eph-scratch Normal WaitForPodScheduled'));
+  // Whether the binder first looks at a claim before its pod exists, before the scheduler has
+  // picked a node, or after, is a race on both sides (upstream's informer usually wins it, our
+  // signal round trip usually loses it): the waiting Events of the claims made next to their pods
+  // say which, the claims' fields do not.
+  out.events = (await binderEvents(run)).filter((e) => !/^PersistentVolumeClaim\/(eph-scratch|late) Normal (WaitForPodScheduled|WaitForFirstConsumer|ExternalProvisioning)/.test(e));
   return out;
 }
 
@@ -356,6 +382,7 @@ test('WaitForFirstConsumer: the claim waits for its pod, which lands on the loca
   await stopOurs();
   expect(theirs.podNode).toBe(LOCAL_NODE);
   expect(theirs.ephemeralNode).toBe(LOCAL_NODE);
+  expect(theirs.lateOnSelectedNode).toBe(true);
   expect(mine).toEqual(theirs);
 }, 240_000);
 
