@@ -159,7 +159,7 @@ export function addRunOptions(cmd: Command): Command {
   add('--kube-api-burst <int>', 'burst of requests to the API server', { def: RUN_DEFAULTS.kubeApiBurst });
   const controllerSpecs = controllerFlags();
   const addControllerFlag = (f: FlagSpec) => {
-    const arg = f.kind === 'int' ? '<int>' : f.kind === 'float' ? '<float>' : f.kind === 'duration' ? '<duration>' : f.kind === 'bool' ? '[bool]' : '<path>';
+    const arg = f.kind === 'int' ? '<int>' : f.kind === 'float' ? '<float>' : f.kind === 'duration' ? '<duration>' : f.kind === 'bool' ? '[bool]' : f.kind === 'string' ? '<string>' : '<path>';
     add(`--${f.name} ${arg}`, f.help, f.kind === 'file' ? {} : { def: f.def });
   };
   // the concurrency flags, then each controller's other flags further down, as upstream groups them
@@ -475,6 +475,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     else if (f.kind === 'float') controllerFlagValues[f.name] = r.float(f.name, { def: f.def, min: f.min });
     else if (f.kind === 'duration') controllerFlagValues[f.name] = r.durationMs(f.name, { def: f.def, allowZero: f.allowZero }) ?? flagDefault(f);
     else if (f.kind === 'bool') controllerFlagValues[f.name] = r.bool(f.name, { def: f.def });
+    else if (f.kind === 'string') controllerFlagValues[f.name] = r.string(f.name, { def: f.def });
     else {
       const path = r.existingFile(f.name);
       if (path !== undefined) controllerFlagValues[f.name] = path;

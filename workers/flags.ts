@@ -44,9 +44,15 @@ export interface BoolFlag extends FlagBase {
   def: boolean;
 }
 
-export type FlagSpec = IntFlag | FloatFlag | DurationFlag | FileFlag | BoolFlag;
+/** A plain string, such as a directory that need not exist. */
+export interface StringFlag extends FlagBase {
+  kind: 'string';
+  def: string;
+}
 
-export type FlagValueOf<F extends FlagSpec> = F extends FileFlag ? string | undefined : F extends BoolFlag ? boolean : number;
+export type FlagSpec = IntFlag | FloatFlag | DurationFlag | FileFlag | BoolFlag | StringFlag;
+
+export type FlagValueOf<F extends FlagSpec> = F extends FileFlag ? string | undefined : F extends StringFlag ? string : F extends BoolFlag ? boolean : number;
 
 /** Resolved values by flag name: plain JSON, so they can ride in a workflow or activity input. */
 export type FlagValues = Readonly<Record<string, number | string | boolean | undefined>>;
@@ -70,13 +76,17 @@ export function boolFlag(name: string, def: boolean, help: string): BoolFlag {
   return { kind: 'bool', name, def, help };
 }
 
+export function stringFlag(name: string, def: string, help: string): StringFlag {
+  return { kind: 'string', name, def, help };
+}
+
 export function fileFlag(name: string, help: string): FileFlag {
   return { kind: 'file', name, help };
 }
 
 /** The flag's default as a value: what a reader sees when an input predates the flag. */
 export function flagDefault<F extends FlagSpec>(spec: F): FlagValueOf<F> {
-  const v = spec.kind === 'int' || spec.kind === 'float' || spec.kind === 'bool' ? spec.def : spec.kind === 'duration' ? parseGoDuration(spec.def) : undefined;
+  const v = spec.kind === 'int' || spec.kind === 'float' || spec.kind === 'bool' || spec.kind === 'string' ? spec.def : spec.kind === 'duration' ? parseGoDuration(spec.def) : undefined;
   return v as FlagValueOf<F>;
 }
 

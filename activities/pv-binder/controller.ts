@@ -1,7 +1,7 @@
 import type { ControllerDescriptor } from '../../workers/descriptor';
 import { pvClaimWorkflow, pvVolumeWorkflow } from '../../workflows/pv-binder/workflow';
 import { createPvBinderActivities } from './activities';
-import { ENABLE_DYNAMIC_PROVISIONING, ENABLE_HOSTPATH_PROVISIONER, PV_CLAIM_BINDER_SYNC_PERIOD, RECYCLER_FLAGS, pvBinderRoutes } from './routes';
+import { ENABLE_DYNAMIC_PROVISIONING, ENABLE_HOSTPATH_PROVISIONER, FLEX_VOLUME_PLUGIN_DIR, PV_CLAIM_BINDER_SYNC_PERIOD, RECYCLER_FLAGS, pvBinderRoutes } from './routes';
 
 export const pvBinderController: ControllerDescriptor = {
   name: 'persistentvolume-binder-controller',
@@ -9,7 +9,7 @@ export const pvBinderController: ControllerDescriptor = {
   serviceAccount: 'persistent-volume-binder',
   // upstream runs one claim worker and one volume worker, and has no flag for them
   concurrency: 2,
-  flags: [PV_CLAIM_BINDER_SYNC_PERIOD, ...RECYCLER_FLAGS, ENABLE_HOSTPATH_PROVISIONER, ENABLE_DYNAMIC_PROVISIONING],
+  flags: [PV_CLAIM_BINDER_SYNC_PERIOD, ...RECYCLER_FLAGS, ENABLE_HOSTPATH_PROVISIONER, ENABLE_DYNAMIC_PROVISIONING, FLEX_VOLUME_PLUGIN_DIR],
   workflows: [pvClaimWorkflow, pvVolumeWorkflow],
   activities: (ctx) => createPvBinderActivities(ctx),
   routes: pvBinderRoutes,

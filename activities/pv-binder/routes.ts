@@ -1,5 +1,5 @@
 import type { RouteContext } from '../../workers/descriptor';
-import { boolFlag, durationFlag, fileFlag, flagValue, intFlag } from '../../workers/flags';
+import { boolFlag, durationFlag, fileFlag, flagValue, intFlag, stringFlag } from '../../workers/flags';
 import { claimMigrationChange, claimSettled } from '../../workflows/pv-binder/claim-sync';
 import { CONTROLLER, type ClaimEvent, type ClaimView, type VolumeEvent, type VolumeView } from '../../workflows/pv-binder/types';
 import { planVolumeSync } from '../../workflows/pv-binder/volume-sync';
@@ -30,6 +30,9 @@ export const RECYCLER_FLAGS = [
   intFlag('pv-recycler-minimum-timeout-hostpath', 60, 'The minimum ActiveDeadlineSeconds to use for a HostPath Recycler pod' + RECYCLER, { min: 0 }),
   intFlag('pv-recycler-timeout-increment-hostpath', 30, 'the increment of time added per Gi to ActiveDeadlineSeconds for a HostPath scrubber pod' + RECYCLER, { min: 0 }),
 ] as const;
+/** upstream's flex plugin directory: accepted so that a kube-controller-manager command line runs unchanged */
+export const FLEX_VOLUME_PLUGIN_DIR = stringFlag('flex-volume-plugin-dir', '/usr/libexec/kubernetes/kubelet-plugins/volume/exec/',
+  'Full path of the directory in which the flex volume plugin should search for additional third party volume plugins [accepted for compatibility; flex volume plugins are not loaded]');
 
 /**
  * Routes of the persistent volume binder, as upstream's handlers queue claims and volumes: each
