@@ -5,6 +5,9 @@ import type { LocalReads } from '../informers/local-reads';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import { heartbeating } from '../kube/heartbeat';
+import type { FlagValues } from '../../workers/flags';
+import { recyclerPod } from '../../workflows/pv-binder/recycler';
+import { recyclerConfigs } from './recycler';
 import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
@@ -127,17 +130,54 @@ export interface VolumePhaseRequest {
   reason: string;
 }
 
-export interface VolumeMismatchRequest {
+/** Events of one sync on the volume and, when given, on its claim. */
+export interface VolumeEventsRequest {
   volume: { name: string; uid: string };
-  claim: { namespace: string; name: string; uid: string };
+  claim?: { namespace: string; name: string; uid: string };
   volumeEvent: BinderEvent;
-  claimEvent: BinderEvent;
-  reason: string;
+  claimEvent?: BinderEvent;
+  reason?: string;
 }
 
 export interface UnbindVolumeRequest {
   volume: VolumeGuard;
+  /** recorded on the volume first (VolumeRecycled after a recycler pod succeeded) */
+  event?: BinderEvent;
   reason: string;
+}
+
+/** A recycler pod the workflow waits for. */
+export interface RecyclerPodRef {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export interface StartRecyclerRequest {
+  volume: { name: string; uid: string };
+  reason: string;
+}
+
+export type StartRecyclerResult =
+  | { outcome: 'started'; pod: RecyclerPodRef }
+  /** the volume is no longer released (or gone): nothing to recycle */
+  | { outcome: 'skip'; detail: string }
+  /** active pods still use the old claim: upstream waits (Normal VolumeFailedRecycle) */
+  | { outcome: 'used'; pods: string[] }
+  | { outcome: 'failed'; message: string };
+
+export interface CheckRecyclerRequest {
+  pod: RecyclerPodRef;
+  volume: { name: string; uid: string };
+  /** UIDs of the pod's Events already passed on to the volume */
+  seen: string[];
+}
+
+export interface CheckRecyclerResult {
+  state: 'running' | 'succeeded' | 'failed' | 'gone';
+  message?: string;
+  /** Events passed on by this call */
+  forwarded: string[];
 }
 
 export interface DeleteVolumeRequest {
@@ -153,6 +193,7 @@ export interface PvBinderDeps {
   logger: Logger;
   recordEvent: RecordEvent;
   local: LocalReads;
+  flags: FlagValues;
 }
 
 const claimPath = (ns: string, name: string) => resourcePath(RESOURCES.persistentVolumeClaims, ns, name);
@@ -171,6 +212,9 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
   const reader = heartbeating(deps.reader);
   const { local } = deps;
   const log = deps.logger.child({ controller: 'persistentvolume-binder' });
+  let loaded: ReturnType<typeof recyclerConfigs> | undefined;
+  /** read once: the descriptor's precondition has already stopped the manager on a bad template */
+  const recyclers = () => (loaded ??= recyclerConfigs(deps.flags));
   const claimEvent = (c: { namespace: string; name: string; uid: string; resourceVersion?: string }, e: BinderEvent) =>
     deps.recordEvent(EVENT_COMPONENT, claimTarget(c), e.type, e.reason, e.message);
   const volumeEvent = (v: { name: string; uid: string; resourceVersion?: string }, e: BinderEvent) =>
@@ -191,6 +235,14 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
 
   async function readVolume(name: string, fresh: boolean): Promise<KubeObject | undefined> {
     return (!fresh && local.get(RESOURCES.persistentVolumes, '', name, VOLUME_FIELDS)) || getOrUndefined<KubeObject>(volumePath(name));
+  }
+
+  /** upstream's isVolumeReleased, on the API: bound to a claim that is gone, replaced, or bound to another volume */
+  async function released(v: PersistentVolumeJson): Promise<boolean> {
+    const ref = v.spec?.claimRef;
+    if (!ref?.uid) return false;
+    const c = await getOrUndefined<PersistentVolumeClaimJson>(claimPath(ref.namespace ?? '', ref.name ?? ''));
+    return !(c && c.metadata?.uid === ref.uid && (!c.spec?.volumeName || c.spec.volumeName === v.metadata?.name));
   }
 
   async function allVolumes(fresh: boolean): Promise<VolumeView[]> {
@@ -539,14 +591,15 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
       });
     },
 
-    async volumeMismatch(req: VolumeMismatchRequest): Promise<void> {
+    async volumeEvents(req: VolumeEventsRequest): Promise<void> {
       volumeEvent(req.volume, req.volumeEvent);
-      claimEvent(req.claim, req.claimEvent);
+      if (req.claim && req.claimEvent) claimEvent(req.claim, req.claimEvent);
     },
 
     /** unbindVolume: the binding rolled back, then the volume is Available again. */
     async unbindVolume(req: UnbindVolumeRequest): Promise<WriteOutcome> {
       return apiCall(async () => {
+        if (req.event) volumeEvent(req.volume, req.event);
         const r = await guarded(volumePath(req.volume.name), req.volume, (o) => unbindVolume(o as PersistentVolumeJson),
           undefined, local.at(RESOURCES.persistentVolumes, '', req.volume.name, req.volume));
         if ('outcome' in r) return r;
@@ -559,6 +612,78 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
     },
 
     /**
+     * recycleVolumeOperation's start: the volume read again and recycled only if still released
+     * and no active pod uses its old claim (unless a new claim of that name exists), then the
+     * recycler pod made. A pod already under the name is deleted and the attempt fails, as
+     * upstream's does ("old recycler pod found, will retry later").
+     */
+    async startRecycler(req: StartRecyclerRequest): Promise<StartRecyclerResult> {
+      return apiCall(async () => {
+        const v = await getOrUndefined<PersistentVolumeJson>(volumePath(req.volume.name));
+        if (!v || v.metadata?.uid !== req.volume.uid) return { outcome: 'skip', detail: 'the volume is gone' };
+        if (!(await released(v))) return { outcome: 'skip', detail: 'the volume no longer needs recycling' };
+        const ref = v.spec!.claimRef!;
+        const key = `${ref.namespace}/${ref.name}`;
+        const pods = ((await reader.request<{ items: KubeObject[] }>('GET', resourcePath(RESOURCES.pods, ref.namespace ?? ''))).body.items ?? [])
+          .filter((p) => podClaimKeys(p).includes(key) && !podTerminated(p)).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).sort();
+        const claimExists = !!(await getOrUndefined<KubeObject>(claimPath(ref.namespace ?? '', ref.name ?? '')));
+        if (pods.length && !claimExists) return { outcome: 'used', pods };
+        const view = volumeView(v as KubeObject);
+        const cfg = view.nfs ? recyclers().nfs : recyclers().hostPath;
+        const pod = recyclerPod(cfg.template, view, cfg.timing);
+        const ns = pod.metadata!.namespace as string;
+        const name = pod.metadata!.name as string;
+        try {
+          const made = (await rest.request<KubeObject>('POST', resourcePath(RESOURCES.pods, ns), { body: pod })).body;
+          log.info({ volume: req.volume.name, pod: `${ns}/${name}`, reason: req.reason }, 'recycler pod created');
+          return { outcome: 'started', pod: { namespace: ns, name, uid: made.metadata?.uid ?? '' } };
+        } catch (e) {
+          if (!isStatus(e, 409)) return { outcome: 'failed', message: `unexpected error creating recycler pod:  ${(e as Error).message}` };
+          try {
+            await rest.request('DELETE', resourcePath(RESOURCES.pods, ns, name));
+          } catch (d) {
+            if (!isStatus(d, 404)) return { outcome: 'failed', message: `failed to delete old recycler pod ${ns}/${name}: ${(d as Error).message}` };
+          }
+          return { outcome: 'failed', message: 'old recycler pod found, will retry later' };
+        }
+      });
+    },
+
+    /**
+     * waitForPod, one look at a time: the recycler pod's new Events passed on to the volume as
+     * RecyclerPod, and once it has succeeded or failed it is deleted.
+     */
+    async checkRecycler(req: CheckRecyclerRequest): Promise<CheckRecyclerResult> {
+      return apiCall(async () => {
+        const path = resourcePath(RESOURCES.pods, req.pod.namespace, req.pod.name);
+        const selector = encodeURIComponent(`involvedObject.name=${req.pod.name},involvedObject.uid=${req.pod.uid}`);
+        const events = (await reader.request<{ items: Array<{ metadata?: { uid?: string }; type?: string; message?: string }> }>(
+          'GET', `${resourcePath(RESOURCES.events, req.pod.namespace)}?fieldSelector=${selector}`)).body.items ?? [];
+        const seen = new Set(req.seen);
+        const forwarded: string[] = [];
+        for (const e of events) {
+          const uid = e.metadata?.uid ?? '';
+          if (!uid || seen.has(uid)) continue;
+          forwarded.push(uid);
+          volumeEvent(req.volume, { type: e.type === 'Warning' ? 'Warning' : 'Normal', reason: 'RecyclerPod', message: `Recycler pod: ${e.message ?? ''}` });
+        }
+        const pod = await getOrUndefined<{ metadata?: { uid?: string }; status?: { phase?: string; message?: string } }>(path);
+        if (!pod || pod.metadata?.uid !== req.pod.uid) return { state: 'gone', message: 'recycler pod was deleted', forwarded };
+        const phase = pod.status?.phase;
+        if (phase !== 'Succeeded' && phase !== 'Failed') return { state: 'running', forwarded };
+        try {
+          await rest.request('DELETE', path, { body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: req.pod.uid } } });
+        } catch (e) {
+          if (!isStatus(e, 404, 409)) throw e;
+        }
+        log.info({ volume: req.volume.name, pod: `${req.pod.namespace}/${req.pod.name}`, phase }, 'recycler pod finished');
+        return phase === 'Succeeded'
+          ? { state: 'succeeded', forwarded }
+          : { state: 'failed', message: pod.status?.message || 'pod failed, pod.Status.Message unknown', forwarded };
+      });
+    },
+
+    /**
      * deleteVolumeOperation with the host-path deleter: the volume is read again and deleted only
      * if it is still released (its claim gone, replaced, or bound elsewhere); the directory goes
      * first, then the in-tree finalizer, then the volume, under a UID precondition.
@@ -567,12 +692,7 @@ export function createPvBinderActivities(deps: PvBinderDeps) {
       return apiCall(async () => {
         const v = await getOrUndefined<PersistentVolumeJson>(volumePath(req.volume.name));
         if (!v || v.metadata?.uid !== req.volume.uid) return { outcome: 'gone', detail: 'the volume is gone' };
-        const ref = v.spec?.claimRef;
-        if (!ref?.uid) return { outcome: 'conflict', detail: 'the volume is no longer bound to a claim' };
-        const c = await getOrUndefined<PersistentVolumeClaimJson>(claimPath(ref.namespace ?? '', ref.name ?? ''));
-        if (c && c.metadata?.uid === ref.uid && (!c.spec?.volumeName || c.spec.volumeName === req.volume.name)) {
-          return { outcome: 'conflict', detail: 'the volume\'s claim still uses it' };
-        }
+        if (!(await released(v))) return { outcome: 'conflict', detail: 'the volume is no longer released' };
         await fs.rm(req.path, { recursive: true, force: true });
         log.info({ volume: req.volume.name, path: req.path, reason: req.reason }, 'volume deleted');
         let current: KubeObject = v as KubeObject;

@@ -1,7 +1,8 @@
 import type { ControllerDescriptor } from '../../workers/descriptor';
 import { pvClaimWorkflow, pvVolumeWorkflow } from '../../workflows/pv-binder/workflow';
 import { createPvBinderActivities } from './activities';
-import { ENABLE_DYNAMIC_PROVISIONING, ENABLE_HOSTPATH_PROVISIONER, FLEX_VOLUME_PLUGIN_DIR, PV_CLAIM_BINDER_SYNC_PERIOD, RECYCLER_FLAGS, pvBinderRoutes } from './routes';
+import { RECYCLER_FLAGS, recyclerConfigs } from './recycler';
+import { ENABLE_DYNAMIC_PROVISIONING, ENABLE_HOSTPATH_PROVISIONER, FLEX_VOLUME_PLUGIN_DIR, PV_CLAIM_BINDER_SYNC_PERIOD, pvBinderRoutes } from './routes';
 
 export const pvBinderController: ControllerDescriptor = {
   name: 'persistentvolume-binder-controller',
@@ -13,4 +14,13 @@ export const pvBinderController: ControllerDescriptor = {
   workflows: [pvClaimWorkflow, pvVolumeWorkflow],
   activities: (ctx) => createPvBinderActivities(ctx),
   routes: pvBinderRoutes,
+  // upstream stops when a recycler template file cannot be read or has no volume
+  precondition({ flags }) {
+    try {
+      recyclerConfigs(flags);
+      return undefined;
+    } catch (e) {
+      return { fatal: true, message: `failed to probe volume plugins when starting persistentvolume controller: ${(e as Error).message}` };
+    }
+  },
 };

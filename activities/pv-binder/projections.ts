@@ -107,6 +107,7 @@ export function volumeView(o: KubeObject): VolumeView {
     deleting: !!m.deletionTimestamp,
     source: sourceOf(s),
     ...(s.hostPath ? { hostPath: s.hostPath.path } : {}),
+    ...(s.nfs ? { nfs: { server: s.nfs.server, path: s.nfs.path } } : {}),
   };
 }
 

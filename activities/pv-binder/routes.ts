@@ -1,8 +1,11 @@
 import type { RouteContext } from '../../workers/descriptor';
-import { boolFlag, durationFlag, fileFlag, flagValue, intFlag, stringFlag } from '../../workers/flags';
+import { boolFlag, durationFlag, flagValue, stringFlag } from '../../workers/flags';
 import { claimMigrationChange, claimSettled } from '../../workflows/pv-binder/claim-sync';
 import { CONTROLLER, type ClaimEvent, type ClaimView, type VolumeEvent, type VolumeView } from '../../workflows/pv-binder/types';
 import { planVolumeSync } from '../../workflows/pv-binder/volume-sync';
+import { recyclerPodName } from '../../workflows/pv-binder/recycler';
+
+const RECYCLER_PREFIX = recyclerPodName('');
 import {
   mergeClaimEvents,
   mergeVolumeEvents,
@@ -20,16 +23,6 @@ export const PV_CLAIM_BINDER_SYNC_PERIOD = durationFlag('pvclaimbinder-sync-peri
 export const ENABLE_DYNAMIC_PROVISIONING = boolFlag('enable-dynamic-provisioning', true, 'Enable dynamic provisioning for environments that support it.');
 export const ENABLE_HOSTPATH_PROVISIONER = boolFlag('enable-hostpath-provisioner', false,
   'Enable HostPath PV provisioning when running without a cloud provider: directories under /tmp/hostpath_pv on the manager\'s host. Testing and development only.');
-const RECYCLER = ' [accepted for compatibility; recycler pods are not run, see docs/COMPATIBILITY.md]';
-/** upstream's recycler flags: accepted so that a kube-controller-manager command line runs unchanged */
-export const RECYCLER_FLAGS = [
-  fileFlag('pv-recycler-pod-template-filepath-nfs', 'The file path to a pod definition used as a template for NFS persistent volume recycling' + RECYCLER),
-  intFlag('pv-recycler-minimum-timeout-nfs', 300, 'The minimum ActiveDeadlineSeconds to use for an NFS Recycler pod' + RECYCLER, { min: 0 }),
-  intFlag('pv-recycler-increment-timeout-nfs', 30, 'the increment of time added per Gi to ActiveDeadlineSeconds for an NFS scrubber pod' + RECYCLER, { min: 0 }),
-  fileFlag('pv-recycler-pod-template-filepath-hostpath', 'The file path to a pod definition used as a template for HostPath persistent volume recycling' + RECYCLER),
-  intFlag('pv-recycler-minimum-timeout-hostpath', 60, 'The minimum ActiveDeadlineSeconds to use for a HostPath Recycler pod' + RECYCLER, { min: 0 }),
-  intFlag('pv-recycler-timeout-increment-hostpath', 30, 'the increment of time added per Gi to ActiveDeadlineSeconds for a HostPath scrubber pod' + RECYCLER, { min: 0 }),
-] as const;
 /** upstream's flex plugin directory: accepted so that a kube-controller-manager command line runs unchanged */
 export const FLEX_VOLUME_PLUGIN_DIR = stringFlag('flex-volume-plugin-dir', '/usr/libexec/kubernetes/kubelet-plugins/volume/exec/',
   'Full path of the directory in which the flex volume plugin should search for additional third party volume plugins [accepted for compatibility; flex volume plugins are not loaded]');
@@ -54,7 +47,7 @@ export function pvBinderRoutes({ input, signaller, cache }: RouteContext): Route
   const volumes = cache.watch(RESOURCES.persistentVolumes, VOLUME_FIELDS);
   // read by the activities from this cache when they run on this replica
   cache.watch(RESOURCES.storageClasses, CLASS_FIELDS);
-  cache.watch(RESOURCES.pods, BINDER_POD_FIELDS);
+  const pods = cache.watch(RESOURCES.pods, BINDER_POD_FIELDS);
 
   const sendClaim = (c: ClaimView, event: ClaimEvent) => {
     signaller.queue({
@@ -131,6 +124,17 @@ export function pvBinderRoutes({ input, signaller, cache }: RouteContext): Route
       volumeChanged(volumeView(ev.obj));
     },
     onListed: everything,
+  });
+
+  // a recycler pod's progress wakes the volume it recycles (upstream watches the pod)
+  pods.subscribe({
+    onEvent(ev) {
+      if (ev.source !== 'watch' || !ready()) return;
+      const name = (ev.type === 'deleted' ? ev.old : ev.obj).metadata?.name ?? '';
+      if (!name.startsWith(RECYCLER_PREFIX)) return;
+      const v = cachedVolume(name.slice(RECYCLER_PREFIX.length));
+      if (v) sendVolume(v, { volume: v, nudge: true });
+    },
   });
 
   return {};

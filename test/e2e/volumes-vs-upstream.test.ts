@@ -62,7 +62,16 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  for (const ns of namespaces) await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+  // no namespace controller runs here: claims left behind would keep every later binder busy
+  for (const ns of namespaces) {
+    const claims = (await rest.request<{ items: Pvc[] }>('GET', `/api/v1/namespaces/${ns}/persistentvolumeclaims`).catch(() => undefined))?.body.items ?? [];
+    for (const c of claims) {
+      await rest.request('PATCH', `/api/v1/namespaces/${ns}/persistentvolumeclaims/${c.metadata.name}`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' }).catch(() => undefined);
+      await rest.request('DELETE', `/api/v1/namespaces/${ns}/persistentvolumeclaims/${c.metadata.name}`).catch(() => undefined);
+    }
+    await rest.request('DELETE', `/api/v1/namespaces/${ns}/pods`).catch(() => undefined);
+    await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+  }
   for (const v of volumes) {
     await rest.request('PATCH', `/api/v1/persistentvolumes/${v}`, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' }).catch(() => undefined);
     await rest.request('DELETE', `/api/v1/persistentvolumes/${v}`).catch(() => undefined);
@@ -103,7 +112,7 @@ async function createClass(run: Run, n: string, provisioner: string, mode: 'Imme
 interface PvSpec {
   size: string;
   cls: string;
-  policy?: 'Retain' | 'Delete';
+  policy?: 'Retain' | 'Delete' | 'Recycle';
   hostPath?: string;
   local?: string;
   /** a GCE PD source: an in-tree plugin migrated to CSI */
@@ -151,13 +160,25 @@ function pvcShown(run: Run, c: Pvc | undefined): unknown {
   return JSON.parse(run.strip(JSON.stringify({ annotations: c.metadata.annotations ?? {}, finalizers: c.metadata.finalizers ?? [], spec: c.spec, status: c.status ?? {} })));
 }
 
+/** The binder's Events once they stop changing (recorders write them asynchronously): two equal reads a second apart. */
+async function settledEvents(run: Run): Promise<string[]> {
+  let prev = JSON.stringify(await binderEvents(run));
+  return eventually('events settled', async () => {
+    await new Promise((r) => setTimeout(r, 1000));
+    const cur = await binderEvents(run);
+    const same = JSON.stringify(cur) === prev;
+    prev = JSON.stringify(cur);
+    return same ? cur : undefined;
+  }, 30_000, 0);
+}
+
 /** The binder's Events in the run's namespace and on its volumes: kind, name, type, reason and message. */
 async function binderEvents(run: Run): Promise<string[]> {
   const all: Event[] = [];
   for (const ns of [run.ns, 'default']) all.push(...(await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items);
   return [...new Set(all.filter((e) => e.source?.component === 'persistentvolume-controller' || e.source?.component === 'volume_expand')
     .filter((e) => e.involvedObject.kind === 'PersistentVolumeClaim' ? true : e.involvedObject.name.startsWith(run.tag))
-    .map((e) => run.strip(`${e.involvedObject.kind}/${e.involvedObject.name} ${e.type} ${e.reason}: ${e.message}`)))].sort();
+    .map((e) => run.strip(`${e.involvedObject.kind}/${e.involvedObject.name} ${e.type} ${e.reason}: ${e.message}`).replace(/kwok-node-\d+/g, 'NODE')))].sort();
 }
 
 async function deleteClaim(ns: string, name: string): Promise<void> {
@@ -190,22 +211,23 @@ async function immediateScenario(run: Run): Promise<Record<string, unknown>> {
   await createPv(run, 'e', { size: '1Gi', cls: del, policy: 'Delete', local: LOCAL_NODE });
   await createPv(run, 'f', { size: '2Gi', cls: del, policy: 'Delete' });
   await createPv(run, 'g', { size: '3Gi', cls: del, policy: 'Delete', hostPath: '/srv/tkcm-e2e' });
+  await createPv(run, 'r', { size: '4Gi', cls: del, policy: 'Recycle' });
   const grow = await createClass(run, 'grow', 'kubernetes.io/no-provisioner', 'Immediate', { allowVolumeExpansion: true });
   await createPv(run, 'grow-h', { size: '1Gi', cls: grow, modes: ['ReadWriteMany'] });
   await createPv(run, 'grow-g', { size: '1Gi', cls: grow, gcePd: true });
-  await volumesAvailable(['a', 'b', 'c', 'rwx', 'e', 'f', 'g', 'grow-h', 'grow-g'].map((n) => run.name(n)));
+  await volumesAvailable(['a', 'b', 'c', 'rwx', 'e', 'f', 'g', 'r', 'grow-h', 'grow-g'].map((n) => run.name(n)));
 
   await createPvc(run, 'small', '1500Mi', manual);
   await createPvc(run, 'named', '2Gi', manual, { volumeName: run.name('a') });
   await createPvc(run, 'noclass', '1Gi', '');
   await createPvc(run, 'nomatch', '100Gi', manual);
   await createPvc(run, 'ext', '1Gi', ext);
-  for (const n of ['temp-e', 'temp-f', 'temp-g']) await createPvc(run, n, n === 'temp-e' ? '1Gi' : n === 'temp-f' ? '2Gi' : '3Gi', del);
+  for (const [n, size] of [['temp-e', '1Gi'], ['temp-f', '2Gi'], ['temp-g', '3Gi'], ['temp-r', '4Gi']]) await createPvc(run, n, size, del);
   await createPvc(run, 'grow-h', '1Gi', grow, { accessModes: ['ReadWriteMany'] });
   await createPvc(run, 'grow-g', '1Gi', grow);
 
   await eventually('claims bound', async () => {
-    for (const n of ['small', 'temp-e', 'temp-f', 'temp-g', 'grow-h', 'grow-g']) if ((await phaseOf(run.ns, n)) !== 'Bound') return undefined;
+    for (const n of ['small', 'temp-e', 'temp-f', 'temp-g', 'temp-r', 'grow-h', 'grow-g']) if ((await phaseOf(run.ns, n)) !== 'Bound') return undefined;
     return true;
   }, 60_000, 300);
   // asking for more: an external controller is waited for; a volume migrated to CSI gets its resizer named
@@ -233,8 +255,24 @@ async function immediateScenario(run: Run): Promise<Record<string, unknown>> {
   await eventually('provisioned volume bound', async () => (await getPv(run.name('ext')))?.status?.phase === 'Bound', 30_000, 300);
   out.ext = { claim: pvcShown(run, await getPvc(run.ns, 'ext')), volume: pvShown(run, await getPv(run.name('ext'))) };
 
-  // reclaim: Retain keeps a Released volume; Delete without a deleter fails; the host-path deleter deletes under /tmp only
-  for (const n of ['small', 'temp-e', 'temp-f', 'temp-g', 'ext']) await deleteClaim(run.ns, n);
+  // reclaim: Retain keeps a Released volume; Delete without a deleter fails; the host-path deleter
+  // deletes under /tmp only; Recycle runs a recycler pod (whose success the test step reports, as
+  // a kubelet would) and makes the volume Available again
+  for (const n of ['small', 'temp-e', 'temp-f', 'temp-g', 'temp-r', 'ext']) await deleteClaim(run.ns, n);
+  const recycler = `recycler-for-${run.name('r')}`;
+  const recyclerPod = await eventually('recycler pod', async () => (await rest.request<RecyclerPod>('GET', `/api/v1/namespaces/default/pods/${recycler}`).catch(() => undefined))?.body, 60_000, 300);
+  // (the stack labels pods with their node's zone: which node it landed on is the scheduler's choice)
+  out.recyclerPod = run.strip(JSON.stringify({ spec: { ...recyclerPod.spec, nodeName: undefined }, metadata: { ownerReferences: recyclerPod.metadata.ownerReferences } }))
+    // the service account's token volume is named by the API server at random
+    .replace(/kube-api-access-[a-z0-9]+/g, 'kube-api-access-X');
+  // a real recycler runs for a while: its Scheduled Event is there before it ends, and is passed on to the volume
+  await eventually('recycler scheduled', async () => (await rest.request<{ items: unknown[] }>('GET',
+    `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${recycler},reason=Scheduled`)}`)).body.items.length > 0, 30_000, 300);
+  await new Promise((r) => setTimeout(r, 1000));
+  await rest.request('PATCH', `/api/v1/namespaces/default/pods/${recycler}/status`, { contentType: 'application/merge-patch+json',
+    body: { status: { phase: 'Succeeded', containerStatuses: [{ name: 'pv-recycler', image: 'x', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } }] } } });
+  await eventually('recycled', async () => (await getPv(run.name('r')))?.status?.phase === 'Available', 60_000, 300);
+  await eventually('recycler pod gone', async () => !(await rest.request('GET', `/api/v1/namespaces/default/pods/${recycler}`).catch(() => undefined)), 60_000, 300);
   await eventually('volumes reclaimed', async () => {
     const b = await getPv(run.name('b'));
     const e = await getPv(run.name('e'));
@@ -243,12 +281,13 @@ async function immediateScenario(run: Run): Promise<Record<string, unknown>> {
     return b?.status?.phase === 'Released' && e?.status?.phase === 'Failed' && !f && g?.status?.phase === 'Failed';
   }, 60_000, 300);
   await new Promise((r) => setTimeout(r, 2000));
-  out.reclaimed = Object.fromEntries(await Promise.all(['b', 'e', 'f', 'g', 'ext'].map(async (n) => [n, pvShown(run, await getPv(run.name(n)))] as const)));
-  out.events = await binderEvents(run);
+  out.reclaimed = Object.fromEntries(await Promise.all(['b', 'e', 'f', 'g', 'r', 'ext'].map(async (n) => [n, pvShown(run, await getPv(run.name(n)))] as const)));
+  out.events = await settledEvents(run);
   return out;
 }
 
 type Pod = { metadata: { name: string }; spec: { nodeName?: string }; status?: { phase?: string } };
+type RecyclerPod = { metadata: { labels?: Record<string, string>; ownerReferences?: unknown[] }; spec: Record<string, unknown> & { nodeName?: string } };
 
 /** WaitForFirstConsumer with a local volume: the claim waits, a pod comes, the scheduler picks the volume's node, binding completes, the pod runs. */
 async function delayedScenario(run: Run): Promise<Record<string, unknown>> {
@@ -318,7 +357,7 @@ async function delayedScenario(run: Run): Promise<Record<string, unknown>> {
   // picked a node, or after, is a race on both sides (upstream's informer usually wins it, our
   // signal round trip usually loses it): the waiting Events of the claims made next to their pods
   // say which, the claims' fields do not.
-  out.events = (await binderEvents(run)).filter((e) => !/^PersistentVolumeClaim\/(eph-scratch|late) Normal (WaitForPodScheduled|WaitForFirstConsumer|ExternalProvisioning)/.test(e));
+  out.events = (await settledEvents(run)).filter((e) => !/^PersistentVolumeClaim\/(eph-scratch|late) Normal (WaitForPodScheduled|WaitForFirstConsumer|ExternalProvisioning)/.test(e));
   return out;
 }
 
@@ -370,6 +409,8 @@ test('an Immediate class binds the smallest fit, names what does not fit, hands 
     expect.stringContaining('PersistentVolume/T-e Warning VolumeFailedDelete'),
     'PersistentVolumeClaim/grow-h Normal ExternalExpanding: waiting for an external controller to expand this PVC',
     'PersistentVolumeClaim/grow-g Normal ExternalExpanding: CSI migration enabled for kubernetes.io/gce-pd; waiting for external resizer to expand the pvc',
+    'PersistentVolume/T-r Normal VolumeRecycled: Volume recycled',
+    'PersistentVolume/T-r Normal RecyclerPod: Recycler pod: Successfully assigned default/recycler-for-T-r to NODE',
   ]));
 }, 300_000);
 

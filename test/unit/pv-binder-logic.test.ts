@@ -192,3 +192,35 @@ describe('bind edits', () => {
     expect(volumeUnsatisfiedReason(volume('pv', { storageClassName: 'x' }), claim())).toBe('storageClassName does not match');
   });
 });
+
+describe('recycler', () => {
+  const { defaultRecyclerTemplate, recyclerPod, recyclerTemplateError, recyclerTimeoutSeconds } = jest.requireActual('../../workflows/pv-binder/recycler') as typeof import('../../workflows/pv-binder/recycler');
+
+  test('the deadline is the increment per whole Gi, at least the minimum, as CalculateTimeoutForVolume', () => {
+    expect(recyclerTimeoutSeconds('4Gi', { minimumSeconds: 60, incrementSeconds: 30 })).toBe(120);
+    expect(recyclerTimeoutSeconds('1500Mi', { minimumSeconds: 60, incrementSeconds: 30 })).toBe(60);
+    expect(recyclerTimeoutSeconds('100Gi', { minimumSeconds: 300, incrementSeconds: 30 })).toBe(3000);
+    expect(recyclerTimeoutSeconds(undefined, { minimumSeconds: 60, incrementSeconds: 30 })).toBe(60);
+  });
+
+  test('the pod is named for the volume, mounts it at the template\'s first volume, and drops generateName', () => {
+    const v = volume('pv-1', { source: 'nfs', nfs: { server: 'nfs.local', path: '/export' }, capacity: '10Gi' });
+    const pod = recyclerPod(defaultRecyclerTemplate(), v, { minimumSeconds: 300, incrementSeconds: 30 });
+    expect(pod.metadata).toEqual({ name: 'recycler-for-pv-1', namespace: 'default' });
+    expect(pod.spec?.volumes).toEqual([{ name: 'vol', nfs: { server: 'nfs.local', path: '/export' } }]);
+    expect(pod.spec?.activeDeadlineSeconds).toBe(300);
+    const h = recyclerPod(defaultRecyclerTemplate(), volume('pv-2', { source: 'hostPath', hostPath: '/tmp/x' }), { minimumSeconds: 60, incrementSeconds: 30 });
+    expect(h.spec?.volumes).toEqual([{ name: 'vol', hostPath: { path: '/tmp/x' } }]);
+  });
+
+  test('a template without volumes is refused, as upstream refuses it', () => {
+    expect(recyclerTemplateError({ spec: { volumes: [] } })).toBe('does not contain any volume(s)');
+    expect(recyclerTemplateError(defaultRecyclerTemplate())).toBeUndefined();
+  });
+
+  test('Recycle runs the recycler for host-path and NFS volumes, and fails the rest with upstream\'s words', () => {
+    const orphan = volume('pv', { phase: 'Released', reclaimPolicy: 'Recycle', claimRef: { namespace: 'ns', name: 'data', uid: 'c1' } });
+    expect(planVolumeSync({ volume: { ...orphan, source: 'hostPath', hostPath: '/tmp/x' } })).toMatchObject({ kind: 'recycle' });
+    expect(planVolumeSync({ volume: orphan })).toMatchObject({ kind: 'phase', phase: 'Failed', event: { reason: 'VolumeFailedRecycle', message: 'No recycler plugin found for the volume!' } });
+  });
+});

@@ -83,8 +83,10 @@ export interface VolumeView {
   message?: string;
   deleting: boolean;
   source: VolumeSourceKind;
-  /** spec.hostPath.path, for the host-path deleter */
+  /** spec.hostPath.path, for the host-path deleter and recycler */
   hostPath?: string;
+  /** spec.nfs, for the NFS recycler */
+  nfs?: { server: string; path: string };
 }
 
 export interface ClassView {

@@ -35,7 +35,9 @@ export type VolumePlan =
   /** unbindVolume: drop the claimRef (bound by the controller) or only its UID (pre-bound by a user), then Available */
   | { kind: 'unbind'; why: string }
   /** the host-path deleter: remove the directory, then the volume */
-  | { kind: 'delete'; path: string; why: string };
+  | { kind: 'delete'; path: string; why: string }
+  /** a recycler pod empties the volume, which is then Available again */
+  | { kind: 'recycle'; why: string };
 
 /** upstream's modifyDeletionFinalizers and updateMigrationAnnotations for a volume; undefined when nothing changes */
 export function volumeAnneal(v: VolumeView): { finalizers: string[]; migratedTo?: string | null } | undefined {
@@ -79,9 +81,7 @@ export function reclaimPlan(v: VolumeView): VolumePlan {
     case 'Retain':
       return { kind: 'none', why: 'the reclaim policy is Retain', settled: true };
     case 'Recycle':
-      if (hasRecycler(v)) {
-        return phase(v, 'Failed', 'recycling', { type: 'Warning', reason: 'VolumeFailedRecycle', message: 'Recycle failed: recycler pods are not run by temporal-kcm' });
-      }
+      if (hasRecycler(v)) return { kind: 'recycle', why: 'the claim is gone and the reclaim policy is Recycle' };
       return phase(v, 'Failed', 'no recycler', { type: 'Warning', reason: 'VolumeFailedRecycle', message: 'No recycler plugin found for the volume!' });
     case 'Delete': {
       const d = deleterRoute(v);

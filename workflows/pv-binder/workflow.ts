@@ -1,5 +1,5 @@
 import { log, proxyActivities } from '@temporalio/workflow';
-import type { ClaimGuard, PvBinderActivities, VolumeGuard, WriteOutcome } from '../../activities/pv-binder/activities';
+import type { ClaimGuard, PvBinderActivities, RecyclerPodRef, VolumeGuard, WriteOutcome } from '../../activities/pv-binder/activities';
 import { API_BATCHES } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
 import { DEFAULT_TUNING, type LoopTuning, type ReconcileResult, runObjectLoop } from '../runtime/object-loop';
@@ -22,11 +22,20 @@ export interface PvClaimWorkflowInput {
   tuning?: Partial<LoopTuning>;
 }
 
+/** A recycling under way: its pod, the pod's Events already passed on, and how it ended once it has. */
+export interface Recycling {
+  pod: RecyclerPodRef;
+  seen: string[];
+  outcome?: { succeeded: true } | { succeeded: false; message: string };
+}
+
 export interface PvVolumeWorkflowInput {
   name: string;
   uid: string;
   settings: BinderSettings;
   tuning?: Partial<LoopTuning>;
+  /** carried across continue-as-new: a recycler pod outlives a run */
+  recycling?: Recycling;
 }
 
 export const pvClaimWorkflowId = (namespace: string, name: string) => `${CONTROLLER}/claims/${namespace}/${name}`;
@@ -174,6 +183,53 @@ export async function pvVolumeWorkflow(input: PvVolumeWorkflowInput): Promise<vo
   let lastPlan = '';
   let writes = 0;
 
+  let recycling = input.recycling;
+
+  /** upstream's recycleVolumeOperation, across reconciles: start the pod, wait for it, make the volume Available or Failed. */
+  async function recycle(o: VolumeObservation, guard: VolumeGuard): Promise<ReconcileResult> {
+    const v = o.volume;
+    if (!recycling) {
+      const r = await io.startRecycler({ volume: { name: v.name, uid: v.uid }, reason: 'the claim is gone and the reclaim policy is Recycle' });
+      if (r.outcome === 'skip') {
+        fresh.value = true;
+        return { requeueAfterMs: 0 };
+      }
+      if (r.outcome === 'used') {
+        await io.volumeEvents({ volume: { name: v.name, uid: v.uid }, volumeEvent: { type: 'Normal', reason: 'VolumeFailedRecycle', message: `Volume is used by pods: ${r.pods.join(',')}` } });
+        return { requeueAfterMs: input.settings.syncPeriodMs };
+      }
+      if (r.outcome === 'failed') return failRecycle(v.phase, guard, r.message);
+      recycling = { pod: r.pod, seen: [] };
+    }
+    if (!recycling.outcome) {
+      const c = await io.checkRecycler({ pod: recycling.pod, volume: { name: v.name, uid: v.uid }, seen: recycling.seen });
+      recycling = { ...recycling, seen: [...recycling.seen, ...c.forwarded] };
+      // the watch wakes the run when the pod changes; the sync period is the fallback
+      if (c.state === 'running') return { requeueAfterMs: input.settings.syncPeriodMs };
+      recycling = { ...recycling, outcome: c.state === 'succeeded' ? { succeeded: true } : { succeeded: false, message: `failed to recycle volume: ${c.message}` } };
+    }
+    const outcome = recycling.outcome!;
+    if (!outcome.succeeded) {
+      recycling = undefined;
+      return failRecycle(v.phase, guard, outcome.message);
+    }
+    writes++;
+    const r = await io.unbindVolume({ volume: guard, event: { type: 'Normal', reason: 'VolumeRecycled', message: 'Volume recycled' }, reason: 'the recycler pod emptied the volume' });
+    if (r.outcome === 'done') recycling = undefined;
+    return after(r, fresh);
+  }
+
+  /** A failed recycling: Failed with the Event (once, as the phase changes), then tried again after a backoff, as upstream retries. */
+  async function failRecycle(phase: string | undefined, guard: VolumeGuard, message: string): Promise<ReconcileResult> {
+    const event = { type: 'Warning' as const, reason: 'VolumeFailedRecycle', message: `Recycle failed: ${message}` };
+    if (phase !== 'Failed') {
+      writes++;
+      await io.setVolumePhase({ volume: guard, phase: 'Failed', message: event.message, event, reason: 'recycling the volume failed' });
+    }
+    fresh.value = true;
+    return { failed: true, error: event.message };
+  }
+
   async function reconcile(): Promise<ReconcileResult> {
     if (gone) return { finished: true };
     const o = await io.observeVolume({ name: input.name, ...(fresh.value ? { fresh: true } : {}) });
@@ -184,6 +240,8 @@ export async function pvVolumeWorkflow(input: PvVolumeWorkflowInput): Promise<vo
     last = o;
     const v = o.volume;
     const guard: VolumeGuard = { name: v.name, uid: v.uid, resourceVersion: v.resourceVersion };
+    // a recycler pod already made is seen through, whatever happened to the volume meanwhile
+    if (recycling) return recycle(o, guard);
     const plan = planVolumeSync(o);
     lastPlan = plan.kind;
     switch (plan.kind) {
@@ -197,7 +255,7 @@ export async function pvVolumeWorkflow(input: PvVolumeWorkflowInput): Promise<vo
         writes++;
         return after(await io.setVolumePhase({ volume: guard, phase: plan.phase, message: plan.message, ...(plan.event ? { event: plan.event } : {}), reason: plan.why }), fresh);
       case 'mismatch':
-        await io.volumeMismatch({ volume: { name: v.name, uid: v.uid }, claim: { namespace: o.claim!.namespace, name: o.claim!.name, uid: o.claim!.uid },
+        await io.volumeEvents({ volume: { name: v.name, uid: v.uid }, claim: { namespace: o.claim!.namespace, name: o.claim!.name, uid: o.claim!.uid },
           volumeEvent: plan.volumeEvent, claimEvent: plan.claimEvent, reason: plan.why });
         return { requeueAfterMs: input.settings.syncPeriodMs };
       case 'unbind':
@@ -208,6 +266,8 @@ export async function pvVolumeWorkflow(input: PvVolumeWorkflowInput): Promise<vo
         const r = await io.deleteReleasedVolume({ volume: { name: v.name, uid: v.uid }, path: plan.path, reason: plan.why });
         return r.outcome === 'done' ? { finished: true } : after(r, fresh);
       }
+      case 'recycle':
+        return recycle(o, guard);
     }
   }
 
@@ -224,8 +284,9 @@ export async function pvVolumeWorkflow(input: PvVolumeWorkflowInput): Promise<vo
       claim: last?.volume.claimRef ? `${last.volume.claimRef.namespace}/${last.volume.claimRef.name}` : undefined,
       reclaimPolicy: last?.volume.reclaimPolicy,
       lastPlan: lastPlan || undefined,
+      recyclerPod: recycling ? `${recycling.pod.namespace}/${recycling.pod.name}` : undefined,
       writes,
     }),
-    continueAsNewArgs: () => [input],
+    continueAsNewArgs: () => [{ ...input, recycling }],
   });
 }
