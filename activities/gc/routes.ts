@@ -87,6 +87,13 @@ export function gcRoutes({ input, signaller, cache }: RouteContext): RouteFamily
     if (isOwnerDeleting(n)) queue(n);
     const enteredForeground = n.deleting && n.finalizers.includes(FOREGROUND_FINALIZER) && !(before?.deleting && before.finalizers.includes(FOREGROUND_FINALIZER));
     if (enteredForeground) for (const d of dependentsOf.get(n.ref.uid)) { const dn = nodes.get(d); if (dn) queue(dn); }
+    // a dependent that appears after its owner entered the foreground (a restart lists the owner
+    // first) is sent too, as upstream's graph builder queues a new node with a deleting owner
+    const joinsForeground = !before && n.owners.some((o) => {
+      const on = nodes.get(o.uid);
+      return !!on && on.deleting && on.finalizers.includes(FOREGROUND_FINALIZER);
+    });
+    if (joinsForeground) queue(n);
     // an owner waiting on its dependents looks again whenever one changes
     for (const o of [...n.owners, ...(before?.owners ?? [])]) { const on = nodes.get(o.uid); if (on && isOwnerDeleting(on)) queue(on); }
   };

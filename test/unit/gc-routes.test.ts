@@ -153,6 +153,16 @@ describe('gc routes: what reaches the collector workflows', () => {
     expect(sent[0].event.dependents).toEqual([podRef('p2')]);
   });
 
+  test('a dependent listed after its owner is already deleting in the foreground (a restart) is sent to its own workflow', async () => {
+    const { sent, discover, h } = harness();
+    await discover();
+    h(WIDGETS).relisted([], '1');
+    h(RS).relisted([rs('web', { deleting: true, finalizers: ['foregroundDeletion'] })], '1');
+    sent.length = 0;
+    h(PODS).relisted([pod('p1', { owners: [{ kind: 'ReplicaSet', name: 'web' }] })], '1');
+    expect(ids(sent)).toContain(gcWorkflowId(podRef('p1')));
+  });
+
   test('an owner that vanishes in a relist sends its dependents, as a deleted owner does', async () => {
     const { sent, family, discover, h } = harness();
     await discover();
