@@ -100,7 +100,7 @@ async function scenario(midway?: () => Promise<void>): Promise<ZoneOutcome> {
   const partialTainted = async () => (await zoneNodes()).filter((n) => partial.includes(n.metadata!.name!)
     && ((n.spec?.taints ?? []) as Taint[]).some((t) => t.effect === 'NoExecute')).length;
   const before = await partialTainted();
-  await new Promise((r) => setTimeout(r, 10_000));
+  await new Promise((r) => setTimeout(r, 5_000));
   const partialZoneNoExecute: [number, number] = [before, await partialTainted()];
   await setSilent(rest, [...dark, ...partial], false);
   await allHealthy();
