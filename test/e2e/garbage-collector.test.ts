@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { KubeObject } from '../../activities/kube/projections';
 import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
-import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
 import { cleanNamespace, eventsFor, listPods, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
 
@@ -164,8 +164,11 @@ test('a CRD created after the manager started: deleting an instance deletes the 
   const holder = (await rest.request<Obj>('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'widget-holder' } } })).body;
   await rest.request('POST', `/apis/${group}/v1/namespaces/${ns}/widgets`, { body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w2',
     ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'widget-holder', uid: holder.metadata.uid }] } } });
-  // wait until the collector has seen the new kind (it rediscovers every 30 s) before deleting
-  await new Promise((r) => setTimeout(r, 35_000));
+  // wait until the collector has seen the new kind (it rediscovers every 30 s) and watches it before deleting
+  await eventually('the collector watches widgets', async () =>
+    metricValue(await manager.metrics(), 'kcm_informer_watches', { resource: `widgets.${group}` }) === 1, 45_000, 500);
+  // and has listed its instances into the graph
+  await new Promise((r) => setTimeout(r, 1000));
   expect(await exists(`/api/v1/namespaces/${ns}/configmaps/widget-part-1`)).toBe(true);
   await rest.request('DELETE', `/apis/${group}/v1/namespaces/${ns}/widgets/w1`);
   await rest.request('DELETE', `/api/v1/namespaces/${ns}/configmaps/widget-holder`, { body: { propagationPolicy: 'Orphan' } });
