@@ -4,8 +4,6 @@ import { claimMigrationChange, claimSettled } from '../../workflows/pv-binder/cl
 import { CONTROLLER, type ClaimEvent, type ClaimView, type VolumeEvent, type VolumeView } from '../../workflows/pv-binder/types';
 import { planVolumeSync } from '../../workflows/pv-binder/volume-sync';
 import { recyclerPodName } from '../../workflows/pv-binder/recycler';
-
-const RECYCLER_PREFIX = recyclerPodName('');
 import {
   mergeClaimEvents,
   mergeVolumeEvents,
@@ -18,6 +16,8 @@ import {
 import type { RouteFamily } from '../informers/family';
 import { RESOURCES } from '../kube/resources';
 import { BINDER_POD_FIELDS, CLAIM_FIELDS, CLASS_FIELDS, VOLUME_FIELDS, claimView, volumeView } from './projections';
+
+const RECYCLER_PREFIX = recyclerPodName('');
 
 export const PV_CLAIM_BINDER_SYNC_PERIOD = durationFlag('pvclaimbinder-sync-period', '15s', 'The period for syncing persistent volumes and persistent volume claims');
 export const ENABLE_DYNAMIC_PROVISIONING = boolFlag('enable-dynamic-provisioning', true, 'Enable dynamic provisioning for environments that support it.');
