@@ -136,7 +136,7 @@ export interface VolumeEventsRequest {
   claim?: { namespace: string; name: string; uid: string };
   volumeEvent: BinderEvent;
   claimEvent?: BinderEvent;
-  reason?: string;
+  reason: string;
 }
 
 export interface UnbindVolumeRequest {

@@ -195,7 +195,8 @@ export async function pvVolumeWorkflow(input: PvVolumeWorkflowInput): Promise<vo
         return { requeueAfterMs: 0 };
       }
       if (r.outcome === 'used') {
-        await io.volumeEvents({ volume: { name: v.name, uid: v.uid }, volumeEvent: { type: 'Normal', reason: 'VolumeFailedRecycle', message: `Volume is used by pods: ${r.pods.join(',')}` } });
+        await io.volumeEvents({ volume: { name: v.name, uid: v.uid }, volumeEvent: { type: 'Normal', reason: 'VolumeFailedRecycle', message: `Volume is used by pods: ${r.pods.join(',')}` },
+          reason: 'active pods still use the volume\'s old claim: recycling waits' });
         return { requeueAfterMs: input.settings.syncPeriodMs };
       }
       if (r.outcome === 'failed') return failRecycle(v.phase, guard, r.message);
