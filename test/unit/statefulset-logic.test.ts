@@ -83,6 +83,11 @@ describe('revisions', () => {
     expect(planUpdateRevision(sts(), [A, B])).toEqual({ kind: 'renumber', name: 'web-a', revision: 3 });
   });
 
+  test('a revision made before 1.34, with a null creationTimestamp in the template, is still the set\'s', () => {
+    const old = { ...A, data: statefulSetRevisionData({ ...template, metadata: { ...template.metadata, creationTimestamp: null } }) };
+    expect(planUpdateRevision(sts(), [old])).toEqual({ kind: 'use', update: old });
+  });
+
   test('history beyond the limit goes, oldest first, never a live revision', () => {
     const revs = [rev('r1', 1), rev('r2', 2), rev('r3', 3), rev('r4', 4)];
     expect(revisionsToTruncate(sts({ revisionHistoryLimit: 1 }), revs, [pod(0, { revision: 'r2' })], 'r4', 'r4')).toEqual(['r1']);

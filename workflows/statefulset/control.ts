@@ -51,8 +51,26 @@ export function planUpdateRevision(set: StatefulSetView, revisions: readonly Sta
   const latest = sorted[sorted.length - 1];
   if (equal.length && latest.name === equal[equal.length - 1].name) return { kind: 'use', update: latest };
   if (equal.length) return { kind: 'renumber', name: equal[equal.length - 1].name, revision: next };
+  if (latest && sameTemplateOnceEncoded(latest, data)) return { kind: 'use', update: latest };
   const hash = hashRevisionData(data, collisionCount);
   return { kind: 'create', data, revision: next, collisionCount, hash, name: revisionName(set.name, hash) };
+}
+
+/**
+ * setMatchesLatestExistingRevision (StatefulSetSemanticRevisionComparison, on by default): the
+ * newest revision's template, encoded as this version encodes it, is the set's. A revision made by
+ * a manager before 1.34 holds `"creationTimestamp":null` in the template's metadata, which the
+ * encoding now leaves out; without this, an upgrade would make a new revision and roll every pod.
+ */
+export function sameTemplateOnceEncoded(latest: StatefulRevisionView, data: string): boolean {
+  const t = revisionTemplate(latest.data);
+  if (!t) return false;
+  const meta = t.metadata as Record<string, unknown> | undefined;
+  if (meta && meta.creationTimestamp === null) {
+    const { creationTimestamp: _ts, ...rest } = meta;
+    return statefulSetRevisionData({ ...t, metadata: rest }) === data;
+  }
+  return statefulSetRevisionData(t) === data;
 }
 
 /** The current revision: the one status names, else the update revision. */
