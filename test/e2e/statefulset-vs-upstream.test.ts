@@ -203,9 +203,9 @@ async function scenario(prefix: string): Promise<Array<{ step: string; state: un
   });
   await step('par: scale to 1', 'par', () => kubectl('-n', ns, 'scale', 'sts/par', '--replicas=1'));
   await step('par: a failed pod is made again', 'par', async () => {
-    // kwok keeps what is written into status: a Failed pod is deleted and made again
+    // kwok fails a pod so labelled (hack/kwok/stages.yaml): a Failed pod is deleted and made again
     const before = (await rest.request<Pod>('GET', `/api/v1/namespaces/${ns}/pods/par-1`)).body;
-    await rest.request('PATCH', `/api/v1/namespaces/${ns}/pods/par-1/status`, { body: { status: { phase: 'Failed' } }, contentType: 'application/merge-patch+json' });
+    await kubectl('-n', ns, 'label', 'pod', 'par-1', 'kwok.temporal-kcm.dev/outcome=fail');
     await eventually('par-1 made again', async () => {
       const p = (await rest.request<Pod>('GET', `/api/v1/namespaces/${ns}/pods/par-1`).catch(() => undefined))?.body;
       return p && p.metadata.uid !== before.metadata.uid && readyAt(p);
