@@ -94,11 +94,13 @@ async function snapshot(ns: string, name: string): Promise<unknown> {
     observed: observedGeneration === set.metadata.generation,
     status,
     pods: pods.map((p) => ({
-      name: p.metadata.name, generateName: p.metadata.generateName, labels: p.metadata.labels, owners: refs(p.metadata),
+      // the node's topology labels, which the API server copies onto a bound pod, depend on where the scheduler put it
+      name: p.metadata.name, generateName: p.metadata.generateName, owners: refs(p.metadata),
+      labels: Object.fromEntries(Object.entries(p.metadata.labels ?? {}).filter(([k]) => !k.startsWith('topology.kubernetes.io/'))),
       hostname: p.spec.hostname, subdomain: p.spec.subdomain, image: p.spec.containers[0].image,
       volumes: (p.spec.volumes ?? []).filter((v) => !v.name.startsWith('kube-api-access')).map((v) => `${v.name}=${v.persistentVolumeClaim?.claimName ?? '-'}`),
     })).sort((a, b) => a.name.localeCompare(b.name)),
-    claims: claims.map((c) => ({ name: c.metadata.name, labels: c.metadata.labels, owners: refs(c.metadata).map((r) => r.replace(/Pod\/\S+/, (m) => m)), phase: c.status?.phase, deleting: !!c.metadata.deletionTimestamp }))
+    claims: claims.map((c) => ({ name: c.metadata.name, labels: c.metadata.labels, owners: refs(c.metadata), phase: c.status?.phase, deleting: !!c.metadata.deletionTimestamp }))
       .sort((a, b) => a.name.localeCompare(b.name)),
     revisions: revisions.map((r) => `${r.metadata.name} #${r.revision} ${r.metadata.labels?.['controller.kubernetes.io/hash']} ${refs(r.metadata).join(',')}`).sort(),
   };
@@ -212,8 +214,8 @@ async function scenario(prefix: string): Promise<Array<{ step: string; state: un
     }, 60_000);
   });
 
-  await step('ret: whenScaled Delete, 3 replicas', 'ret', async () => {
-    await apply('ret', stsManifest(ns, 'ret', cls, { persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' } }));
+  await step('ret: whenDeleted and whenScaled Delete, 3 replicas', 'ret', async () => {
+    await apply('ret', stsManifest(ns, 'ret', cls, { persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Delete' } }));
     await rollout('ret');
   });
   await step('ret: scale to 1 deletes the claims of 1 and 2', 'ret', async () => {
@@ -227,7 +229,7 @@ async function scenario(prefix: string): Promise<Array<{ step: string; state: un
   return steps;
 }
 
-test('OrderedReady with claims, scale down and up, a partitioned rolling update, rollout history and undo, Parallel, a failed pod, whenScaled Delete: as upstream after every step', async () => {
+test('OrderedReady with claims, scale down and up, a partitioned rolling update, rollout history and undo, Parallel, a failed pod, PVC retention Delete: as upstream after every step', async () => {
   await startUpstream();
   const theirs = await scenario('sts-up');
   await stopUpstream();
