@@ -51,8 +51,13 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  // no namespace controller runs here: claims and pods are cleared by hand
+  // no namespace controller runs here: sets, claims and pods are cleared by hand (a set left in a
+  // terminating namespace would have the next run's managers failing to make its pods, and their
+  // Event writes retrying behind those failures)
   for (const ns of namespaces) {
+    for (const s of (await rest.request<{ items: Array<{ metadata: { name: string } }> }>('GET', `/apis/apps/v1/namespaces/${ns}/statefulsets`).catch(() => undefined))?.body.items ?? []) {
+      await rest.request('DELETE', `/apis/apps/v1/namespaces/${ns}/statefulsets/${s.metadata.name}`).catch(() => undefined);
+    }
     for (const kind of ['persistentvolumeclaims', 'pods']) {
       const items = (await rest.request<{ items: Array<{ metadata: { name: string } }> }>('GET', `/api/v1/namespaces/${ns}/${kind}`).catch(() => undefined))?.body.items ?? [];
       for (const o of items) {
@@ -199,9 +204,23 @@ async function scenario(prefix: string): Promise<Array<{ step: string; state: un
     await rollout('web');
   });
 
-  await step('par: Parallel, ordinals from 1', 'par', async () => {
-    await apply('par', stsManifest(ns, 'par', undefined, { podManagementPolicy: 'Parallel', ordinals: { start: 1 } }));
+  await step('web: OnDelete, a new template changes no pod', 'web', async () => {
+    await kubectl('-n', ns, 'patch', 'sts/web', '--type=merge', '-p', '{"spec":{"updateStrategy":{"type":"OnDelete","rollingUpdate":null}}}');
+    await kubectl('-n', ns, 'set', 'image', 'sts/web', 'c=registry.invalid/app:3');
+  });
+  await step('web: OnDelete, a deleted pod comes back new', 'web', async () => {
+    const before = (await rest.request<Pod>('GET', `/api/v1/namespaces/${ns}/pods/web-1`)).body;
+    await kubectl('-n', ns, 'delete', 'pod', 'web-1', '--wait=false');
+    await eventually('web-1 made again', async () => {
+      const p = (await rest.request<Pod>('GET', `/api/v1/namespaces/${ns}/pods/web-1`).catch(() => undefined))?.body;
+      return p && p.metadata.uid !== before.metadata.uid && readyAt(p);
+    }, 60_000);
+  });
+
+  await step('par: Parallel, ordinals from 1, minReadySeconds 2', 'par', async () => {
+    await apply('par', stsManifest(ns, 'par', undefined, { podManagementPolicy: 'Parallel', ordinals: { start: 1 }, minReadySeconds: 2 }));
     await rollout('par');
+    await eventually('par available', async () => (await rest.request<{ status: { availableReplicas?: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/statefulsets/par`)).body.status.availableReplicas === 3, 30_000);
   });
   await step('par: scale to 1', 'par', () => kubectl('-n', ns, 'scale', 'sts/par', '--replicas=1'));
   await step('par: a failed pod is made again', 'par', async () => {
@@ -223,13 +242,26 @@ async function scenario(prefix: string): Promise<Array<{ step: string; state: un
     await eventually('claims gone', async () => (await list<Pvc>(`/api/v1/namespaces/${ns}/persistentvolumeclaims`)).filter((c) => c.metadata.name.startsWith('www-ret-')).length === 1, 60_000);
   });
 
-  const events = (await list<Event>(`/api/v1/namespaces/${ns}/events`)).filter((e) => e.source?.component === 'statefulset-controller');
-  steps.push({ step: 'events', state: [...new Set(events.map((e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.type} ${e.reason}: ${e.message}`))].sort() });
+  // Events are written in the background: read them once they stop changing
+  // upstream deletes a pod again when its informer has not yet seen the first delete, and records
+  // the 404 as FailedDelete (a race of its cache); ours reads the API and takes a 404 as deleted
+  const events = async () => [...new Set((await list<Event>(`/api/v1/namespaces/${ns}/events`))
+    .filter((e) => e.source?.component === 'statefulset-controller' && !(e.reason === 'FailedDelete' && / not found$/.test(e.message)))
+    .map((e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.type} ${e.reason}: ${e.message}`))].sort();
+  let seen = JSON.stringify(await events());
+  const settledEvents = await eventually('events settled', async () => {
+    await new Promise((r) => setTimeout(r, 1500));
+    const cur = JSON.stringify(await events());
+    const same = cur === seen;
+    seen = cur;
+    return same ? (JSON.parse(cur) as string[]) : undefined;
+  }, 60_000, 0);
+  steps.push({ step: 'events', state: settledEvents });
   fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', `statefulset-${prefix}.json`), JSON.stringify(steps, null, 1));
   return steps;
 }
 
-test('OrderedReady with claims, scale down and up, a partitioned rolling update, rollout history and undo, Parallel, a failed pod, PVC retention Delete: as upstream after every step', async () => {
+test('OrderedReady with claims, scale down and up, a partitioned rolling update, rollout history and undo, OnDelete, Parallel with minReadySeconds, a failed pod, PVC retention Delete: as upstream after every step', async () => {
   await startUpstream();
   const theirs = await scenario('sts-up');
   await stopUpstream();
