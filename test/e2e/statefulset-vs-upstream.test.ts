@@ -173,6 +173,9 @@ async function scenario(prefix: string): Promise<Array<{ step: string; state: un
     await kubectl('apply', '-f', file);
   };
   const rollout = (name: string) => kubectl('-n', ns, 'rollout', 'status', `sts/${name}`, '--timeout=90s');
+  // with minReadySeconds a state can hold still for a while before it is final: wait for the end
+  const available = (name: string, n: number) => eventually(`${name} available`, async () =>
+    (await rest.request<{ status: { availableReplicas?: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/statefulsets/${name}`)).body.status.availableReplicas === n, 30_000);
   const step = async (label: string, name: string, fn: () => Promise<unknown>) => {
     await fn();
     steps.push({ step: label, state: await settled(ns, name) });
@@ -220,7 +223,7 @@ async function scenario(prefix: string): Promise<Array<{ step: string; state: un
   await step('par: Parallel, ordinals from 1, minReadySeconds 2', 'par', async () => {
     await apply('par', stsManifest(ns, 'par', undefined, { podManagementPolicy: 'Parallel', ordinals: { start: 1 }, minReadySeconds: 2 }));
     await rollout('par');
-    await eventually('par available', async () => (await rest.request<{ status: { availableReplicas?: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/statefulsets/par`)).body.status.availableReplicas === 3, 30_000);
+    await available('par', 3);
   });
   await step('par: scale to 1', 'par', () => kubectl('-n', ns, 'scale', 'sts/par', '--replicas=1'));
   await step('par: a failed pod is made again', 'par', async () => {
@@ -231,6 +234,7 @@ async function scenario(prefix: string): Promise<Array<{ step: string; state: un
       const p = (await rest.request<Pod>('GET', `/api/v1/namespaces/${ns}/pods/par-1`).catch(() => undefined))?.body;
       return p && p.metadata.uid !== before.metadata.uid && readyAt(p);
     }, 60_000);
+    await available('par', 1);
   });
 
   await step('ret: whenDeleted and whenScaled Delete, 3 replicas', 'ret', async () => {
