@@ -19,6 +19,7 @@ import { pvcProtectionController } from '../activities/pvc-protection/controller
 import { replicaSetController, replicationControllerController } from '../activities/replicaset/controller';
 import { resourceQuotaController } from '../activities/resourcequota/controller';
 import { rootCaCertPublisherController } from '../activities/root-ca-cert-publisher/controller';
+import { statefulSetController } from '../activities/statefulset/controller';
 import { serviceAccountTokenController } from '../activities/serviceaccount-token/controller';
 import { serviceAccountController } from '../activities/serviceaccount/controller';
 import { taintEvictionController } from '../activities/taint-eviction/controller';
@@ -52,6 +53,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   ttlController,
   disruptionController,
   daemonSetController,
+  statefulSetController,
   pvBinderController,
   pvExpanderController,
   pvcProtectionController,

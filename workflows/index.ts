@@ -18,6 +18,7 @@ export { podGcWorkflow } from './podgc/workflow';
 export { taintEvictionWorkflow } from './taint-eviction/workflow';
 export { disruptionWorkflow, staleDisruptionTargetWorkflow } from './disruption/workflow';
 export { daemonSetWorkflow } from './daemonset/workflow';
+export { statefulSetWorkflow } from './statefulset/workflow';
 export { ttlWorkflow } from './ttl/workflow';
 export { nodeLifecycleWorkflow } from './node-lifecycle/workflow';
 export { pvClaimWorkflow, pvVolumeWorkflow } from './pv-binder/workflow';

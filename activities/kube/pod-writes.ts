@@ -9,7 +9,7 @@ import { controllerRef } from '../../workflows/common/controller-ref';
 
 /*
  * Creating and deleting a controller's pods, written once for every controller that owns pods
- * (replicaset, replicationcontroller, daemonset): idempotent, one request per pod in parallel, and
+ * (replicaset, replicationcontroller, daemonset, statefulset): idempotent, one request per pod in parallel, and
  * the Events upstream's pod control records.
  */
 
@@ -24,7 +24,24 @@ export interface PodWriteFailure {
 export interface PodOwner {
   target: EventTarget;
   component: string;
+  /** the Events' messages, where a controller words them otherwise than the ReplicaSet's pod control */
+  messages?: PodEventMessages;
 }
+
+/** What each pod write's Event says (reasons are SuccessfulCreate, FailedCreate, SuccessfulDelete, FailedDelete). */
+export interface PodEventMessages {
+  created(name: string): string;
+  createFailed(name: string, error: string): string;
+  deleted(name: string): string;
+  deleteFailed(name: string, error: string): string;
+}
+
+const REPLICA_MESSAGES: PodEventMessages = {
+  created: (name) => `Created pod: ${name}`,
+  createFailed: (_name, error) => `Error creating: ${error}`,
+  deleted: (name) => `Deleted pod: ${name}`,
+  deleteFailed: (_name, error) => `Error deleting: ${error}`,
+};
 
 function failure(name: string, e: unknown): PodWriteFailure {
   if (e instanceof ApiError) return { name, status: e.status, reason: e.reason, message: e.serverMessage };
@@ -73,14 +90,14 @@ export async function createOwnedPods(rest: KubeRest, recordEvent: RecordEvent, 
     const name = pod.metadata.name;
     try {
       created.push((await rest.request<KubeObject>('POST', podPath(ns), { body: pod })).body);
-      recordEvent(owner.component, owner.target, 'Normal', 'SuccessfulCreate', `Created pod: ${name}`);
+      recordEvent(owner.component, owner.target, 'Normal', 'SuccessfulCreate', (owner.messages ?? REPLICA_MESSAGES).created(name));
     } catch (e) {
       if (!isStatus(e, 409)) throw e;
       const found = await readByName(rest, podPath(ns, name));
       if (!found || controllerRef(found.metadata?.ownerReferences)?.uid !== owner.target.uid) throw e;
       created.push(found);
     }
-  }, async (f) => recordEvent(owner.component, owner.target, 'Warning', 'FailedCreate', `Error creating: ${f.message}`));
+  }, async (f) => recordEvent(owner.component, owner.target, 'Warning', 'FailedCreate', (owner.messages ?? REPLICA_MESSAGES).createFailed(f.name, f.message)));
   return { created, failed };
 }
 
@@ -90,11 +107,11 @@ export async function deleteOwnedPods(rest: KubeRest, recordEvent: RecordEvent, 
   const failed = await writeEachPod(pods, (p) => p.name, async (p) => {
     try {
       await rest.request('DELETE', podPath(owner.target.namespace, p.name), { body: { preconditions: { uid: p.uid } } });
-      recordEvent(owner.component, owner.target, 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.name}`);
+      recordEvent(owner.component, owner.target, 'Normal', 'SuccessfulDelete', (owner.messages ?? REPLICA_MESSAGES).deleted(p.name));
     } catch (e) {
       if (!isStatus(e, 404, 409)) throw e;
     }
     deleted.push(p.uid);
-  }, async (f) => recordEvent(owner.component, owner.target, 'Warning', 'FailedDelete', `Error deleting: ${f.message}`));
+  }, async (f) => recordEvent(owner.component, owner.target, 'Warning', 'FailedDelete', (owner.messages ?? REPLICA_MESSAGES).deleteFailed(f.name, f.message)));
   return { deleted, failed };
 }

@@ -58,6 +58,10 @@ const expected: Record<string, ActivityOptions[]> = {
   resourcequota: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '15 seconds', retry: API_RETRY }],
   'root-ca-cert-publisher': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   serviceaccount: [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
+  statefulset: [
+    { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY },
+    { startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY },
+  ],
   'serviceaccount-token': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   'ttl-after-finished': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   'vac-protection': [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],

@@ -3,6 +3,7 @@ import { JOB_POD_FIELDS, JOB_VIEW_FIELDS, jobPod, jobView } from '../../activiti
 import { POD_SUMMARY_FIELDS, REPLICA_OWNER_FIELDS, podSummary, replicaOwner, type KubeObject } from '../../activities/kube/projections';
 import { DAEMON_NODE_FIELDS, DAEMON_POD_FIELDS, REVISION_FIELDS, daemonNodeView, daemonPodView, revisionView } from '../../activities/daemonset/projections';
 import { DISRUPTION_POD_FIELDS, PDB_FIELDS, disruptionTargetView, pdbPodView, pdbView } from '../../activities/disruption/projections';
+import { STATEFUL_POD_FIELDS, STATEFUL_REVISION_FIELDS, statefulPodView, statefulRevisionView } from '../../activities/statefulset/projections';
 import { DEPLOYMENT_VIEW_FIELDS, REPLICA_SET_VIEW_FIELDS, deploymentView, replicaSetView } from '../../activities/deployment/projections';
 
 /**
@@ -80,6 +81,12 @@ test.each([
   ['daemonNodeView', DAEMON_NODE_FIELDS, daemonNodeView, richNode],
   ['daemonPodView', DAEMON_POD_FIELDS, daemonPodView, richDaemonPod],
   ['revisionView', REVISION_FIELDS, revisionView, richRevision],
+  ['statefulRevisionView', STATEFUL_REVISION_FIELDS, statefulRevisionView, richRevision],
+  ['statefulPodView', STATEFUL_POD_FIELDS, statefulPodView, () => {
+    const p = richPod();
+    (p.spec as Record<string, unknown>).volumes = [{ name: 'www', persistentVolumeClaim: { claimName: 'www-web-0', readOnly: false } }, { name: 'v', emptyDir: {} }];
+    return p;
+  }],
   ['pdbView', PDB_FIELDS, pdbView, richBudget],
   ['pdbPodView', DISRUPTION_POD_FIELDS, pdbPodView, richPod],
   ['disruptionTargetView', DISRUPTION_POD_FIELDS, disruptionTargetView, () => {

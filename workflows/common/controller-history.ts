@@ -72,12 +72,32 @@ export function goJson(v: unknown): string {
 }
 
 /**
- * The data of a DaemonSet's revision (the daemon controller's getPatch): a strategic merge patch
- * that replaces the DaemonSet's template with this one. `template` is spec.template as the API
- * serves it.
+ * The data of a DaemonSet's or StatefulSet's revision (both controllers' getPatch): a strategic
+ * merge patch that replaces the workload's template with this one. `template` is spec.template as
+ * the API serves it.
  */
-export function daemonSetRevisionData(template: Record<string, unknown>): string {
+export function templateRevisionData(template: Record<string, unknown>): string {
   return goJson({ spec: { template: { ...template, $patch: 'replace' } } });
+}
+
+/** The DaemonSet's revision data (the daemon controller's getPatch). */
+export const daemonSetRevisionData = templateRevisionData;
+/** The StatefulSet's revision data (the statefulset controller's getPatch). */
+export const statefulSetRevisionData = templateRevisionData;
+
+/**
+ * The template a revision holds (the inverse of templateRevisionData), as ApplyRevision yields it:
+ * the patch replaces the template whole. Undefined when the data is not such a patch.
+ */
+export function revisionTemplate(data: string): Record<string, unknown> | undefined {
+  try {
+    const t = (JSON.parse(data) as { spec?: { template?: Record<string, unknown> } }).spec?.template;
+    if (!t || typeof t !== 'object') return undefined;
+    const { $patch: _replace, ...template } = t;
+    return template;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What the history functions read of a ControllerRevision. */
