@@ -1,4 +1,7 @@
+import { attachDetachController } from '../activities/attachdetach/controller';
+import { bootstrapSignerController } from '../activities/bootstrapsigner/controller';
 import { clusterRoleAggregationController } from '../activities/clusterrole-aggregation/controller';
+import { csrCleanerController } from '../activities/csrcleaner/controller';
 import { cronJobController } from '../activities/cronjob/controller';
 import { daemonSetController } from '../activities/daemonset/controller';
 import { deploymentController } from '../activities/deployment/controller';
@@ -9,6 +12,7 @@ import { endpointSliceController } from '../activities/endpointslice/controller'
 import { endpointSliceMirroringController } from '../activities/endpointslicemirroring/controller';
 import { garbageCollectorController } from '../activities/gc/controller';
 import { jobController } from '../activities/job/controller';
+import { legacyTokenCleanerController } from '../activities/legacy-token-cleaner/controller';
 import { namespaceController } from '../activities/namespace/controller';
 import { nodeLifecycleController } from '../activities/node-lifecycle/controller';
 import { podGcController } from '../activities/podgc/controller';
@@ -23,6 +27,7 @@ import { statefulSetController } from '../activities/statefulset/controller';
 import { serviceAccountTokenController } from '../activities/serviceaccount-token/controller';
 import { serviceAccountController } from '../activities/serviceaccount/controller';
 import { taintEvictionController } from '../activities/taint-eviction/controller';
+import { tokenCleanerController } from '../activities/tokencleaner/controller';
 import { ttlAfterFinishedController } from '../activities/ttl-after-finished/controller';
 import { ttlController } from '../activities/ttl/controller';
 import { vacProtectionController } from '../activities/vac-protection/controller';
@@ -60,6 +65,11 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   pvProtectionController,
   vacProtectionController,
   ephemeralVolumeController,
+  attachDetachController,
+  csrCleanerController,
+  tokenCleanerController,
+  bootstrapSignerController,
+  legacyTokenCleanerController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

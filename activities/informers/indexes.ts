@@ -21,3 +21,12 @@ export const ORPHANS_BY_NAMESPACE: StoreIndex = {
   name: 'orphans-by-namespace',
   keys: (o) => (controllerRef(o.metadata?.ownerReferences) ? [] : [namespaceOf(o)]),
 };
+
+/** Pods by the node they are bound to (upstream's spec.nodeName index). */
+export const PODS_BY_NODE: StoreIndex = {
+  name: 'node-name',
+  keys: (o) => {
+    const node = (o.spec as { nodeName?: string } | undefined)?.nodeName;
+    return node ? [node] : [];
+  },
+};

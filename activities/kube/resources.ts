@@ -43,7 +43,10 @@ export const RESOURCES = {
   leases: grouped('coordination.k8s.io', 'v1', 'leases', 'Lease'),
   storageClasses: grouped('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false),
   volumeAttributesClasses: grouped('storage.k8s.io', 'v1', 'volumeattributesclasses', 'VolumeAttributesClass', false),
+  volumeAttachments: grouped('storage.k8s.io', 'v1', 'volumeattachments', 'VolumeAttachment', false),
+  csiDrivers: grouped('storage.k8s.io', 'v1', 'csidrivers', 'CSIDriver', false),
   clusterRoles: grouped('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
+  certificateSigningRequests: grouped('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', false),
 } as const satisfies Record<string, ResourceType>;
 
 export const apiVersionOf = (r: Pick<ResourceType, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);

@@ -6,7 +6,7 @@ import type { KubeObject } from '../kube/projections';
 import { RESOURCES } from '../kube/resources';
 import { METADATA } from '../informers/fields';
 import type { RouteFamily } from '../informers/family';
-import { BY_NAMESPACE } from '../informers/indexes';
+import { BY_NAMESPACE, PODS_BY_NODE } from '../informers/indexes';
 import type { StoreIndex } from '../informers/store';
 import { ENDPOINT_POD_FIELDS, SERVICE_VIEW_FIELDS, endpointPod, serviceView } from './projections';
 import { flagGiven, intFlag } from '../../workers/flags';
@@ -42,14 +42,6 @@ export const SERVICES_BY_SELECTOR_PAIR: StoreIndex = {
   },
 };
 
-/** Pods by the Node they run on: a Node's zone changing moves its pods to another zone. */
-export const PODS_BY_NODE: StoreIndex = {
-  name: 'service-endpoints/node-name',
-  keys: (o) => {
-    const node = (o.spec as { nodeName?: string } | undefined)?.nodeName;
-    return node ? [node] : [];
-  },
-};
 
 const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
   Object.entries(selector).every(([k, v]) => labels[k] === v);

@@ -1,6 +1,6 @@
 import type { RouteContext } from '../../workers/descriptor';
 import type { RouteFamily } from '../informers/family';
-import type { StoreIndex } from '../informers/store';
+import { PODS_BY_NODE } from '../informers/indexes';
 import type { KubeObject } from '../kube/projections';
 import { RESOURCES } from '../kube/resources';
 import { CONTROLLER, podKey, sameTaints, sameTolerations, type TaintView } from '../../workflows/taint-eviction/logic';
@@ -13,8 +13,6 @@ import {
 } from '../../workflows/taint-eviction/workflow';
 import { EVICTION_NODE_FIELDS, EVICTION_POD_FIELDS, evictionPodView, nodeNoExecuteTaints, podNodeName } from './activities';
 
-/** Pods by the node they are bound to (upstream's spec.nodeName index). */
-export const PODS_BY_NODE: StoreIndex = { name: 'node-name', keys: (o) => (podNodeName(o) ? [podNodeName(o)] : []) };
 
 /**
  * Routes of the taint eviction controller, as upstream's node and pod handlers enqueue: a node

@@ -33,6 +33,12 @@ export function nodeIP(i: number): string {
   return `10.0.${Math.floor(n / 250)}.${n % 250}`;
 }
 
+/**
+ * What a kubelet with --enable-controller-attach-detach (its default) sets on its node: the
+ * attach/detach controller attaches the node's volumes.
+ */
+export const ATTACH_MANAGED_ANNOTATION = 'volumes.kubernetes.io/controller-managed-attach-detach';
+
 /** A Node as a kubelet would register it; kwok's node stages then fill conditions, addresses and its Lease. */
 export function nodeManifest(i: number): k8s.V1Node {
   const name = nodeName(i);
@@ -44,7 +50,7 @@ export function nodeManifest(i: number): k8s.V1Node {
     kind: 'Node',
     metadata: {
       name,
-      annotations: { 'node.alpha.kubernetes.io/ttl': '0' },
+      annotations: { 'node.alpha.kubernetes.io/ttl': '0', [ATTACH_MANAGED_ANNOTATION]: 'true' },
       labels: {
         [KWOK_MANAGED_LABEL]: KWOK_MANAGED_VALUE,
         [KWOK_NODE_LABEL]: 'true',
@@ -76,11 +82,17 @@ export async function ensureNodes(kc: k8s.KubeConfig, count: number): Promise<vo
   const core = kc.makeApiClient(clientNode().CoreV1Api);
   const existing = await core.listNode({ labelSelector: `${KWOK_NODE_LABEL}=true` });
   const have = new Set(existing.items.map((n) => n.metadata?.name));
-  // nodes a stack of an earlier version registered (kwok then selected them by an annotation)
+  // nodes a stack of an earlier version registered: kwok then selected them by an annotation, and
+  // they lacked the controller-managed attach annotation
   for (const n of existing.items) {
-    if (n.metadata?.labels?.[KWOK_MANAGED_LABEL] !== undefined) continue;
-    await core.patchNode({ name: n.metadata!.name!, body: { metadata: { labels: { [KWOK_MANAGED_LABEL]: KWOK_MANAGED_VALUE } } } },
-      clientNode().setHeaderOptions('Content-Type', clientNode().PatchStrategy.MergePatch));
+    const labelled = n.metadata?.labels?.[KWOK_MANAGED_LABEL] !== undefined;
+    const attachManaged = n.metadata?.annotations?.[ATTACH_MANAGED_ANNOTATION] !== undefined;
+    if (labelled && attachManaged) continue;
+    const metadata = {
+      ...(labelled ? {} : { labels: { [KWOK_MANAGED_LABEL]: KWOK_MANAGED_VALUE } }),
+      ...(attachManaged ? {} : { annotations: { [ATTACH_MANAGED_ANNOTATION]: 'true' } }),
+    };
+    await core.patchNode({ name: n.metadata!.name!, body: { metadata } }, clientNode().setHeaderOptions('Content-Type', clientNode().PatchStrategy.MergePatch));
   }
   for (let i = 0; i < count; i++) {
     if (have.has(nodeName(i))) continue;

@@ -154,6 +154,19 @@ export async function replayHistory(opts: ReplayHistoryOptions): Promise<ReplayR
   };
 }
 
+/**
+ * Many whole histories through one replay worker (a worker per history costs a fresh workflow
+ * context each): by workflow ID, the replay failure, or undefined when the code fits. Use
+ * replayHistory on a failed one for the task and event it diverged at.
+ */
+export async function replayMany(bundle: WorkflowBundleWithSourceMap, histories: Array<{ workflowId: string; history: temporal.api.history.v1.IHistory }>):
+  Promise<Map<string, Error | undefined>> {
+  const out = new Map<string, Error | undefined>();
+  const results = Worker.runReplayHistories({ workflowBundle: bundle, sinks: noopSinks, replayName: 'temporal-kcm-replay' }, histories);
+  for await (const r of results) out.set(r.workflowId, r.error);
+  return out;
+}
+
 /** Replays events[0, upTo); resolves to the replay failure, or undefined when the code fits. */
 async function replayPrefix(
   bundle: WorkflowBundleWithSourceMap,

@@ -13,7 +13,7 @@ import { NodeObject, kubeconfigPath, setSilent } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 
 /**
- * 120 nodes in three zones of 40. One zone goes dark entirely and most of another goes silent:
+ * 72 nodes in three zones of 24. One zone goes dark entirely and most of another goes silent:
  * the dark zone is fully disrupted and its nodes are tainted NoExecute at --node-eviction-rate,
  * the other is partially disrupted and, being no larger than --large-cluster-size-threshold, gets
  * no more NoExecute taints. Compared with upstream kube-controller-manager v1.35.4: which nodes
@@ -22,7 +22,7 @@ import { TEST_DATA_DIR } from '../support/stack';
  */
 const rest = testRest(testKubeConfig());
 const ZONES = ['e2e-z1', 'e2e-z2', 'e2e-z3'];
-const PER_ZONE = 40;
+const PER_ZONE = 24;
 const RATE = 2;
 const FLAGS = ['--node-monitor-grace-period=20s', `--node-eviction-rate=${RATE}`];
 const MARK = 'temporal-kcm.dev/zone-e2e';
@@ -72,9 +72,10 @@ interface ZoneOutcome {
 async function scenario(midway?: () => Promise<void>): Promise<ZoneOutcome> {
   await allHealthy();
   const dark = Array.from({ length: PER_ZONE }, (_, i) => nodeName(0, i));
-  const partial = Array.from({ length: 30 }, (_, i) => nodeName(1, i));
+  // three quarters of the zone: past --unhealthy-zone-threshold (0.55)
+  const partial = Array.from({ length: 18 }, (_, i) => nodeName(1, i));
   await setSilent(rest, [...dark, ...partial], true);
-  // silence, grace period, then 40 nodes at RATE per second, and a margin
+  // silence, grace period, then the zone's nodes at RATE per second, and a margin
   let interrupted = !midway;
   const outcome = await eventually('the dark zone tainted NoExecute throughout', async () => {
     const ns = await zoneNodes();
@@ -129,7 +130,7 @@ afterAll(async () => {
   await rest.request('DELETE', `/api/v1/nodes?labelSelector=${encodeURIComponent(MARK)}`).catch(() => undefined);
 });
 
-test('one zone of 120 nodes goes dark and another mostly silent: zone states and the eviction rate as upstream', async () => {
+test('three zones of 24 nodes, one dark and another mostly silent: zone states and the eviction rate as upstream', async () => {
   await createNodes();
 
   const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];

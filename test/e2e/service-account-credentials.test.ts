@@ -21,8 +21,25 @@ interface AuditEvent {
   responseStatus?: { code?: number };
 }
 
+/** Where the audit log ended when this file started: what came before is other tests' (tens of MB late in a run). */
+let auditFrom = 0;
+
+/** The audit events written since this file started (lines cut at either end by a concurrent write are skipped). */
 function audit(): AuditEvent[] {
-  return fs.readFileSync(auditLogPath(TEST_DATA_DIR), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent);
+  const fd = fs.openSync(auditLogPath(TEST_DATA_DIR), 'r');
+  try {
+    const buf = Buffer.alloc(Math.max(0, fs.fstatSync(fd).size - auditFrom));
+    fs.readSync(fd, buf, 0, buf.length, auditFrom);
+    return buf.toString('utf8').split('\n').flatMap((l) => {
+      try {
+        return [JSON.parse(l) as AuditEvent];
+      } catch {
+        return [];
+      }
+    });
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** The users that made successful writes matching the filter. */
@@ -34,6 +51,7 @@ function writers(f: { verb: string; resource: string; subresource?: string; name
 const sa = (name: string) => `system:serviceaccount:kube-system:${name}`;
 
 beforeAll(async () => {
+  auditFrom = fs.existsSync(auditLogPath(TEST_DATA_DIR)) ? fs.statSync(auditLogPath(TEST_DATA_DIR)).size : 0;
   manager = await startManagerProcess(uniqueName('sacred-e2e'), [
     '--controllers', 'replicaset,deployment,garbagecollector,serviceaccount,root-ca-cert-publisher,resourcequota,clusterrole-aggregation,namespace',
     '--use-service-account-credentials', ...clusterIdentityArgs(),

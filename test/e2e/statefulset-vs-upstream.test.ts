@@ -281,13 +281,16 @@ test('OrderedReady with claims, scale down and up, a partitioned rolling update,
   for (let i = 0; i < theirs.length; i++) expect(mine[i]).toEqual(theirs[i]);
 }, 600_000);
 
-test('two replicas, one killed with kill -9 during an ordered scale-up from 0 to 5: one pod per ordinal, each made after its predecessor was Ready', async () => {
+test('two replicas, one of them killed with kill -9 at each step of an ordered scale-up from 0 to 5: one pod per ordinal, each made after its predecessor was Ready', async () => {
   const ns = await freshNamespace(testKubeConfig(), 'sts-kill');
   namespaces.push(ns);
   const taskQueue = uniqueName('sts-kill');
-  const first = await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: 'statefulset-controller' });
-  ours.push(first);
-  ours.push(await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: 'statefulset-controller' }));
+  const replica = async () => {
+    const m = await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: 'statefulset-controller' });
+    ours.push(m);
+    return m;
+  };
+  const replicas = [await replica(), await replica()];
 
   // every pod ever seen, by name: one UID each, or an ordinal got a second pod
   const uids = new Map<string, Set<string>>();
@@ -307,8 +310,15 @@ test('two replicas, one killed with kill -9 during an ordered scale-up from 0 to
   fs.writeFileSync(file, stsManifest(ns, 'kill', undefined, { replicas: 0 }));
   await kubectl('apply', '-f', file);
   await kubectl('-n', ns, 'scale', 'sts/kill', '--replicas=5');
-  await eventually('kill-1 made', async () => uids.has('kill-1'), 60_000, 100);
-  await first.kill('SIGKILL');
+  // as each pod is made, the older replica (the one most likely holding the watch and the set's
+  // workflow) dies and a new one takes its place, so every step runs across a kill
+  for (let i = 0; i < 5; i++) {
+    await eventually(`kill-${i} made`, async () => uids.has(`kill-${i}`), 90_000, 100);
+    const victim = replicas.shift()!;
+    await victim.kill('SIGKILL');
+    ours.splice(ours.indexOf(victim), 1);
+    replicas.push(await replica());
+  }
   await kubectl('-n', ns, 'rollout', 'status', 'sts/kill', '--timeout=120s');
   sampling = false;
   await sampler;

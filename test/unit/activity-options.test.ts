@@ -20,8 +20,11 @@ jest.mock('@temporalio/workflow', () => {
 const API_RETRY: RetryPolicy = { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 };
 
 const expected: Record<string, ActivityOptions[]> = {
+  attachdetach: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY }],
+  bootstrapsigner: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
   'clusterrole-aggregation': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   cronjob: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY }],
+  csrcleaner: [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   deployment: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY }],
   endpoints: [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   'ephemeral-volume': [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
@@ -35,6 +38,13 @@ const expected: Record<string, ActivityOptions[]> = {
   ],
   gc: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY }],
   job: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
+  'legacy-token-cleaner': [
+    {
+      startToCloseTimeout: '5 minutes',
+      heartbeatTimeout: '30 seconds',
+      retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
+    },
+  ],
   'pv-binder': [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY }],
   'pv-expander': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   namespace: [
@@ -63,6 +73,7 @@ const expected: Record<string, ActivityOptions[]> = {
     { startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY },
   ],
   'serviceaccount-token': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
+  tokencleaner: [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   'ttl-after-finished': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   'vac-protection': [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
 };

@@ -3,7 +3,8 @@ import { METADATA, prune, unionMask, type FieldMask } from '../../activities/inf
 import type { KubeObject } from '../../activities/kube/projections';
 import { RESOURCES } from '../../activities/kube/resources';
 import { ENDPOINT_POD_FIELDS, SERVICE_VIEW_FIELDS, endpointPod, serviceView } from '../../activities/service-endpoints/projections';
-import { PODS_BY_NODE, SERVICES_BY_SELECTOR_PAIR, serviceEndpointsRoutes } from '../../activities/service-endpoints/routes';
+import { PODS_BY_NODE } from '../../activities/informers/indexes';
+import { SERVICES_BY_SELECTOR_PAIR, serviceEndpointsRoutes } from '../../activities/service-endpoints/routes';
 import type { RouteContext } from '../../workers/descriptor';
 import { routeHarness } from '../support/routes';
 

@@ -1,0 +1,13 @@
+/**
+ * `npm test`'s second half: the tests that run on the local stack (jest.config.js's globalSetup
+ * builds and starts it), one file at a time, because they share the stack's nodes and cluster-wide
+ * controllers. The first half, `jest -c jest.unit.config.js`, runs every test that needs no stack,
+ * a file per core, before it.
+ */
+const shared = require('./jest.config.js');
+
+/** @type {import('jest').Config} */
+module.exports = {
+  ...shared,
+  roots: ['<rootDir>/test/e2e'],
+};
