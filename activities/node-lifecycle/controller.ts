@@ -1,33 +1,24 @@
 import type { ControllerDescriptor, StartContext } from '../../workers/descriptor';
-import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import type { NodeLifecycleEvent } from '../../workflows/node-lifecycle/types';
 import { NodeLifecycleWorkflowInput, nodeLifecycleWorkflow, nodeLifecycleWorkflowId } from '../../workflows/node-lifecycle/workflow';
-import { SA_CONTROLLER, SA_KIND, SA_NAME, SA_NAMESPACE } from '../../workflows/search-attributes';
+import { startSingleton } from '../../workers/singleton';
 import { createNodeLifecycleActivities } from './activities';
 import { nodeLifecycleRoutes } from './routes';
 import { NODE_LIFECYCLE_FLAGS, nodeLifecycleSettings } from './settings';
 
-/**
- * Every replica hands the running workflow its flags at start (starting it if none runs), so a
- * deployment restarted with other grace periods or rates applies them to the run already going.
- */
+/** One workflow per deployment holds the zones' states and queues. */
 async function startNodeLifecycle(ctx: StartContext): Promise<void> {
   const settings = nodeLifecycleSettings(ctx.flags);
   const args: NodeLifecycleWorkflowInput = { settings, tuning: ctx.tuning };
   const event: NodeLifecycleEvent = { settings };
-  await ctx.client.workflow.signalWithStart(nodeLifecycleWorkflow, {
+  await startSingleton(ctx, {
+    controller: nodeLifecycleController.short,
+    workflow: nodeLifecycleWorkflow,
     workflowId: nodeLifecycleWorkflowId(ctx.baseTaskQueue),
-    taskQueue: ctx.taskQueue,
-    args: [args],
-    signal: OBJECT_EVENT_SIGNAL,
-    signalArgs: [event],
+    args,
+    event,
+    kind: 'Node',
     staticSummary: 'node lifecycle controller: node health, zone states, NoExecute tainting',
-    typedSearchAttributes: [
-      { key: SA_CONTROLLER, value: nodeLifecycleController.short },
-      { key: SA_KIND, value: 'Node' },
-      { key: SA_NAMESPACE, value: '' },
-      { key: SA_NAME, value: '' },
-    ],
   });
 }
 
