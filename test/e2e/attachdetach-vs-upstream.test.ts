@@ -1,15 +1,13 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { ATTACH_ERROR_ANNOTATION, startCsiAttacher } from '../support/csi-attacher';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { kubeconfigPath } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The attach/detach controller, compared with upstream kube-controller-manager v1.35.4 on the same
@@ -29,7 +27,7 @@ const NO_ATTACH_DRIVER = 'noattach.e2e.csi.temporal-kcm.dev';
 const NODES = ['kwok-node-0', 'kwok-node-1', 'kwok-node-2'];
 const EBS_DRIVER = 'ebs.csi.aws.com';
 
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('attachdetach');
 const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const volumes: string[] = [];
@@ -46,23 +44,6 @@ async function runningWorkflows(run: Run): Promise<string[]> {
   return ids;
 }
 
-async function startUpstream(): Promise<void> {
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-attachdetach.log'), 'a');
-  const kc = kubeconfigPath();
-  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
-    `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials', SYNC], { stdio: ['ignore', log, log] });
-}
-
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
-
 async function stopOurs(): Promise<void> {
   for (const m of ours.splice(0)) await m.kill();
 }
@@ -75,7 +56,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await stopOurs();
 });
 
@@ -245,9 +226,9 @@ async function scenario(run: Run): Promise<Record<string, Snapshot>> {
 }
 
 test('attach, Multi-Attach, detach and re-attach, the periodic sync and a migrated EBS volume: VolumeAttachments, node reports and Events as upstream', async () => {
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--use-service-account-credentials', SYNC]);
   const theirs = await scenario(await newRun('ad-up'));
-  await stopUpstream();
+  await upstream.stop();
 
   ours.push(await startManagerProcess(uniqueName('ad-e2e'), ['--use-service-account-credentials', SYNC], { controllers: CONTROLLERS }));
   const run = await newRun('ad-ours');

@@ -1,19 +1,17 @@
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { computeDetachedSignature } from '../../activities/bootstrapsigner/jws';
 import { ApiError } from '../../activities/kube/rest';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { informerWorkflowIdOf } from '../../workflows/informer';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
 import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { kubeconfigPath } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The bootstrap signer compared with upstream kube-controller-manager v1.35.4 on the same stack:
@@ -59,7 +57,7 @@ const tokens: Record<'valid' | 'expiring' | 'auth-only' | 'expired', Token> = ((
 const secretName = (t: Token) => `bootstrap-token-${t.id}`;
 
 let original: ConfigMap | undefined;
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('bootstrap-signer');
 const managers: ManagerProcess[] = [];
 
 async function get<T>(p: string): Promise<T | undefined> {
@@ -154,21 +152,12 @@ async function scenario(firstTimeoutMs: number, midway: () => Promise<void>): Pr
 /** cluster-info as each run starts: the first kubeconfig, a key the signer leaves alone, and a stale signature */
 const INITIAL: Data = { kubeconfig: K1, 'e2e-note': 'not the signer\'s', [`${PREFIX}zzzzzz`]: 'left by a token long gone' };
 
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
-
 beforeAll(async () => {
   original = await get<ConfigMap>(CM);
 });
 
 afterAll(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await Promise.all(managers.map((m) => m.kill()));
   await deleteTokens().catch(() => undefined);
   if (original) await setClusterInfo(original.data ?? {}).catch(() => undefined);
@@ -177,17 +166,11 @@ afterAll(async () => {
 
 test('cluster-info is signed byte for byte as upstream signs it, across a kill -9 of the replica holding the watch', async () => {
   const started = Date.now();
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const kcPath = kubeconfigPath();
-
   // upstream
   await setClusterInfo(INITIAL);
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-bootstrap-signer.log'), 'a');
-  upstream = spawn(bin, [`--kubeconfig=${kcPath}`, `--authentication-kubeconfig=${kcPath}`, `--authorization-kubeconfig=${kcPath}`,
-    '--controllers=bootstrap-signer-controller', '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials'],
-  { stdio: ['ignore', log, log] });
+  await upstream.start('bootstrap-signer-controller', ['--use-service-account-credentials']);
   const theirs = await scenario(30_000, async () => undefined);
-  await stopUpstream();
+  await upstream.stop();
   const upstreamDone = Date.now();
 
   // ours: the same tokens again, two replicas, the watch's holder killed while tokens are added

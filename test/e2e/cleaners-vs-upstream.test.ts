@@ -1,18 +1,17 @@
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { ApiError } from '../../activities/kube/rest';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { kubeconfigPath } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The CSR cleaner, the bootstrap token cleaner and the legacy service account token cleaner,
@@ -36,7 +35,7 @@ const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const HOUR = 3600_000;
 const SIGNER = 'example.com/cleaners-e2e';
 
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('cleaners');
 let ours: ManagerProcess | undefined;
 let trackingSince: string | undefined;
 const namespaces: string[] = [];
@@ -281,15 +280,6 @@ async function soonTokenGone(m: Made): Promise<number> {
   return eventually('the token expiring soon deleted', async () => ((await exists(secretPath('kube-system', m.bootstrap.soon))) ? false : Date.now()), SOON_MS + 20_000, 200);
 }
 
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
-
 beforeAll(async () => {
   preparePki();
   // token use counts as tracked long ago, so the legacy cleaner's gate opens at once (restored after)
@@ -299,7 +289,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await ours?.kill();
   if (trackingSince) await rest.request('PATCH', TRACKING, { contentType: 'application/merge-patch+json', body: { data: { since: trackingSince } } }).catch(() => undefined);
   for (const n of csrNames) await rest.request('DELETE', csrPath(n)).catch(() => undefined);
@@ -309,25 +299,19 @@ afterAll(async () => {
 });
 
 test('CSRs, bootstrap tokens and legacy service account tokens are cleaned up as upstream cleans them', async () => {
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const kcPath = kubeconfigPath();
-
   // upstream
   const up = await setup('up');
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-cleaners.log'), 'a');
-  upstream = spawn(bin, [`--kubeconfig=${kcPath}`, `--authentication-kubeconfig=${kcPath}`, `--authorization-kubeconfig=${kcPath}`,
-    `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials',
-    `--legacy-service-account-token-clean-up-period=${PERIOD}`,
+  await upstream.start(CONTROLLERS, ['--use-service-account-credentials', `--legacy-service-account-token-clean-up-period=${PERIOD}`,
     // upstream's CSR cleaner does not wait for its informer: started at once, its pass at start
     // sees no CSR (the next is an hour later). A start interval lets the informer list first.
-    '--controller-start-interval=1s'], { stdio: ['ignore', log, log] });
+    '--controller-start-interval=1s']);
   await firstPassesDone(up);
   const upSoonGoneAt = await soonTokenGone(up);
   await new Promise((r) => setTimeout(r, 1500));
   const theirs = await snapshot(up);
   // upstream looks at CSRs hourly: one due since the test began is still there
   const upstreamKeptSoonCsr = await exists(csrPath(up.csr['issued-soon']));
-  await stopUpstream();
+  await upstream.stop();
 
   // ours, killed with kill -9 while the soon-due token's and CSR's timers run
   const mine = await setup('ours');

@@ -1,13 +1,12 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, nodeManifest } from '../../starter/local/nodes';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { addTestNode, deleteTestNode, kubeconfigPath, kubectl } from '../support/nodes';
+import { addTestNode, deleteTestNode, kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The DaemonSet controller, compared with upstream kube-controller-manager v1.35.4 on the same
@@ -16,31 +15,12 @@ import { TEST_DATA_DIR } from '../support/stack';
  * numbers, `kubectl rollout history`, Events) field by field.
  */
 const rest = testRest(testKubeConfig());
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('daemonset');
 const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const nodes: string[] = [];
 const CONTROLLERS = 'daemonset-controller';
 const MARK = uniqueName('ds-e2e');
-
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
-
-async function startUpstream(): Promise<void> {
-  // a test that failed midway may have left one running: never two at once
-  await stopUpstream();
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-daemonset.log'), 'a');
-  const kc = kubeconfigPath();
-  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
-    `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials'], { stdio: ['ignore', log, log] });
-}
 
 async function stopOurs(): Promise<void> {
   for (const m of ours.splice(0)) await m.kill();
@@ -48,12 +28,12 @@ async function stopOurs(): Promise<void> {
 
 // a failed test must not leave a manager behind for the next one to race
 afterEach(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await stopOurs();
 });
 
 afterAll(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await stopOurs();
   for (const ns of namespaces) await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
   for (const n of nodes) await deleteTestNode(rest, n);
@@ -195,9 +175,9 @@ test('kubectl apply, a new node, taints, RollingUpdate (maxUnavailable, then max
   // the fourth node joins the DaemonSet's nodes in the second step
   await kubectl('label', 'node', fourth, `${MARK}-`);
 
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--use-service-account-credentials']);
   const theirs = await scenario(await freshNs(), fourth);
-  await stopUpstream();
+  await upstream.stop();
 
   ours.push(await startManagerProcess(uniqueName('ds-e2e'), ['--use-service-account-credentials'], { controllers: CONTROLLERS }));
   const mine = await scenario(await freshNs(), fourth);

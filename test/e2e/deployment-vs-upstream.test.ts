@@ -1,5 +1,4 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
+import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import type { KubeObject } from '../../activities/kube/projections';
 import { ensureBinaries } from '../../starter/local/binaries';
@@ -7,6 +6,7 @@ import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../suppo
 import { startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The same kubectl sequence against upstream kube-controller-manager and against temporal-kcm,
@@ -123,27 +123,20 @@ async function cleanup(ns: string): Promise<void> {
   await cleanNamespace(rest, ns);
 }
 
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('compare');
 
 afterAll(async () => {
-  upstream?.kill('SIGKILL');
+  await upstream.stop();
 });
 
 test('kubectl create, scale, rolling image change, rollover, pause/resume, undo, restart, Recreate, history cleanup: same state as upstream after every step', async () => {
-  const bins = await ensureBinaries(['kubectl', 'kube-controller-manager']);
-  kubectlBin = bins.kubectl;
+  kubectlBin = (await ensureBinaries(['kubectl'])).kubectl;
 
   // upstream first, alone on the cluster
   const upNs = await freshNamespace(testKubeConfig(), 'vs-upstream');
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-compare.log'), 'a');
-  upstream = spawn(bins['kube-controller-manager'], [
-    `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-    '--controllers=replicaset,deployment', '--leader-elect=false', '--secure-port=0', '--kube-api-qps=200', '--kube-api-burst=400',
-  ], { stdio: ['ignore', log, log] });
+  await upstream.start('replicaset,deployment', ['--kube-api-qps=200', '--kube-api-burst=400']);
   const theirs = await runSequence(upNs);
-  upstream.kill('SIGTERM');
-  await new Promise((r) => upstream!.once('exit', r));
-  upstream = undefined;
+  await upstream.stop();
   await cleanup(upNs);
 
   // then ours

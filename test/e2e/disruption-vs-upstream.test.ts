@@ -1,13 +1,12 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { ApiError } from '../../activities/kube/rest';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { addTestNode, deleteTestNode, kubeconfigPath, kubectl } from '../support/nodes';
+import { addTestNode, deleteTestNode, kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 import { testRest } from '../support/kube';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The disruption controller, compared with upstream kube-controller-manager v1.35.4 on the same
@@ -15,31 +14,12 @@ import { testRest } from '../support/kube';
  * conditions, eviction answers, `kubectl drain`, Events) field by field.
  */
 const rest = testRest(testKubeConfig());
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('disruption');
 const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const nodes: string[] = [];
 const CONTROLLERS = 'deployment-controller,replicaset-controller,disruption-controller';
 const WIDGETS = 'widgets.pdb-e2e.temporal-kcm.dev';
-
-async function startUpstream(): Promise<void> {
-  // a test that failed midway may have left one running: never two at once
-  await stopUpstream();
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-disruption.log'), 'a');
-  const kc = kubeconfigPath();
-  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
-    `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials'], { stdio: ['ignore', log, log] });
-}
-
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
 
 async function startOurs(taskQueue: string): Promise<ManagerProcess> {
   const m = await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: CONTROLLERS });
@@ -59,12 +39,12 @@ async function freshNs(): Promise<string> {
 
 // a failed test must not leave a manager behind for the next one to race
 afterEach(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await stopOurs();
 });
 
 afterAll(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await stopOurs();
   for (const ns of namespaces) await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
   for (const n of nodes) await deleteTestNode(rest, n);
@@ -192,9 +172,9 @@ test('a budget of minAvailable 4 over 5 replicas: status, an eviction within it,
   await addTestNode(rest, a, 950);
   await addTestNode(rest, b, 951);
 
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--use-service-account-credentials']);
   const theirs = await budgetScenario(await freshNs(), a, b);
-  await stopUpstream();
+  await upstream.stop();
 
   // ours as two replicas; the first started is killed with kill -9 in the middle of the drain
   const taskQueue = uniqueName('pdb-e2e');
@@ -305,9 +285,9 @@ async function targetsScenario(ns: string): Promise<Record<string, unknown>> {
 
 test('budgets over a StatefulSet, a scaled custom resource, a DaemonSet, unmanaged pods and shared pods; unhealthyPodEvictionPolicy; a stale DisruptionTarget mark: as upstream', async () => {
   await setUpWidgets();
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--use-service-account-credentials']);
   const theirs = await targetsScenario(await freshNs());
-  await stopUpstream();
+  await upstream.stop();
 
   await startOurs(uniqueName('pdb-e2e'));
   const mine = await targetsScenario(await freshNs());

@@ -1,12 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { KubeObject } from '../../activities/kube/projections';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { listPods, testRest } from '../support/kube';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * Endpoints and EndpointSlices as upstream kube-controller-manager writes them, compared field by
@@ -14,31 +13,16 @@ import { TEST_DATA_DIR } from '../support/stack';
  * one namespace, each starting from no generated objects.
  */
 const rest = testRest(testKubeConfig());
-const kubeconfig = path.join(TEST_DATA_DIR, 'admin.kubeconfig');
 const CONTROLLERS = 'endpoint,endpointslice,endpointslicemirroring';
 const PODS = 250;
 let ns: string;
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('endpoints');
 let ours: ManagerProcess | undefined;
 const taskQueue = uniqueName('ep-e2e');
 
 type Obj = KubeObject & Record<string, unknown>;
 const list = async (p: string) => (await rest.request<{ items: Obj[] }>('GET', p)).body.items;
 const sliceList = () => list(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`);
-
-async function startUpstream(): Promise<void> {
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-endpoints.log'), 'a');
-  upstream = spawn(bin, [`--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-    `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--kube-api-qps=200', '--kube-api-burst=400'], { stdio: ['ignore', log, log] });
-}
-
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  upstream.kill('SIGTERM');
-  await new Promise((r) => upstream!.once('exit', r));
-  upstream = undefined;
-}
 
 /** Remove every generated object, so the next controller starts from nothing. */
 async function clearGenerated(): Promise<void> {
@@ -142,16 +126,16 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await ours?.kill();
   if (ns) await rest.request('DELETE', `/api/v1/namespaces/${ns}/pods`, { body: { gracePeriodSeconds: 0 } }).catch(() => undefined);
 });
 
 test('250 pods, two Services and a selector-less one: the same Endpoints and EndpointSlices as upstream, before and after churn', async () => {
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--kube-api-qps=200', '--kube-api-burst=400']);
   const theirs1 = await settled();
   keep('upstream-1', theirs1);
-  await stopUpstream();
+  await upstream.stop();
   await clearGenerated();
 
   ours = await startManagerProcess(taskQueue, ['--controllers', CONTROLLERS, '--kube-api-qps', '200', '--kube-api-burst', '400']);
@@ -209,10 +193,10 @@ test('250 pods, two Services and a selector-less one: the same Endpoints and End
   ours = undefined;
   await clearGenerated();
 
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--kube-api-qps=200', '--kube-api-burst=400']);
   const theirs2 = await settled();
   keep('upstream-2', theirs2);
-  await stopUpstream();
+  await upstream.stop();
   expect(ours2.endpoints).toEqual(theirs2.endpoints);
   // upstream packed from scratch, ours in place: the same endpoints, in slices of at most 100
   expect(ours2.flat).toEqual(theirs2.flat);

@@ -1,15 +1,14 @@
 import { Client, Connection } from '@temporalio/client';
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { LoopState, STATE_QUERY } from '../../workflows/runtime/object-loop';
 import { taintEvictionWorkflowId } from '../../workflows/taint-eviction/workflow';
-import { NodeObject, addTestNode, deleteTestNode, kubeconfigPath, kubectl, reviveNode, silenceNode } from '../support/nodes';
+import { NodeObject, addTestNode, deleteTestNode, kubectl, reviveNode, silenceNode } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * Node health, compared with upstream kube-controller-manager v1.35.4 on the same stack: the same
@@ -17,7 +16,7 @@ import { TEST_DATA_DIR } from '../support/stack';
  * afterwards (which pods were evicted and when, their conditions, the Events) field by field.
  */
 const rest = testRest(testKubeConfig());
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('node-health');
 let ours: ManagerProcess | undefined;
 const taskQueue = uniqueName('node-health-e2e');
 const namespaces: string[] = [];
@@ -30,24 +29,7 @@ beforeAll(async () => {
   temporal = new Client({ connection });
 });
 
-async function startUpstream(controllers: string, extra: string[] = []): Promise<void> {
-  // a test that failed midway may have left one running: never two at once
-  await stopUpstream();
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-node-health.log'), 'a');
-  const kc = kubeconfigPath();
-  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
-    `--controllers=${controllers}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials', ...extra], { stdio: ['ignore', log, log] });
-}
-
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
+const startUpstream = (controllers: string, extra: string[] = []) => upstream.start(controllers, ['--use-service-account-credentials', ...extra]);
 
 type Pod = {
   metadata?: { name?: string; deletionTimestamp?: string };
@@ -138,14 +120,14 @@ async function freshNs(): Promise<string> {
 
 // a failed test must not leave a manager behind for the next one to race
 afterEach(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await ours?.kill();
   ours = undefined;
 });
 
 afterAll(async () => {
   await connection?.close();
-  await stopUpstream();
+  await upstream.stop();
   await ours?.kill();
   for (const ns of namespaces) {
     const pods = (await rest.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${ns}/pods`).catch(() => ({ body: { items: [] as Pod[] } }))).body.items;
@@ -160,7 +142,7 @@ test('kubectl taint NoExecute on a healthy node evicts exactly the pods upstream
   // lifecycle controller registers: run alone, it fails on every node (see docs/COMPATIBILITY.md)
   await startUpstream('taint-eviction-controller,node-lifecycle-controller');
   const theirs = await taintScenario(await freshNs(), await freshNode());
-  await stopUpstream();
+  await upstream.stop();
 
   ours = await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: 'taint-eviction-controller' });
   const mine = await taintScenario(await freshNs(), await freshNode());
@@ -339,7 +321,7 @@ function comparable(o: unknown): unknown {
 test('a node goes silent, then comes back: conditions, taints, evictions, pod readiness, Events and replacements as upstream', async () => {
   await startUpstream(SILENT_CONTROLLERS, GRACE);
   const theirs = await silentNodeScenario(await freshNs(), await freshNode());
-  await stopUpstream();
+  await upstream.stop();
 
   ours = await startManagerProcess(taskQueue, ['--use-service-account-credentials', ...GRACE], { controllers: SILENT_CONTROLLERS });
   const mine = await silentNodeScenario(await freshNs(), await freshNode());

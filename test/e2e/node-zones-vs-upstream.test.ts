@@ -1,16 +1,15 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, nodeManifest } from '../../starter/local/nodes';
 import { STATE_QUERY, type LoopState } from '../../workflows/runtime/object-loop';
 import { nodeLifecycleWorkflowId } from '../../workflows/node-lifecycle/workflow';
 import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { NodeObject, kubeconfigPath, setSilent } from '../support/nodes';
+import { NodeObject, setSilent } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * 72 nodes in three zones of 24. One zone goes dark entirely and most of another goes silent:
@@ -26,7 +25,7 @@ const PER_ZONE = 24;
 const RATE = 2;
 const FLAGS = ['--node-monitor-grace-period=20s', `--node-eviction-rate=${RATE}`];
 const MARK = 'temporal-kcm.dev/zone-e2e';
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('zones');
 let ours: ManagerProcess | undefined;
 let second: ManagerProcess | undefined;
 let connection: Connection | undefined;
@@ -123,7 +122,7 @@ const withoutRace = (o: ZoneOutcome) => {
 };
 
 afterAll(async () => {
-  upstream?.kill('SIGTERM');
+  await upstream.stop();
   await ours?.kill();
   await second?.kill();
   await connection?.close();
@@ -133,15 +132,9 @@ afterAll(async () => {
 test('three zones of 24 nodes, one dark and another mostly silent: zone states and the eviction rate as upstream', async () => {
   await createNodes();
 
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const kc = kubeconfigPath();
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-zones.log'), 'a');
-  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
-    '--controllers=node-lifecycle-controller', '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials', ...FLAGS], { stdio: ['ignore', log, log] });
+  await upstream.start('node-lifecycle-controller', ['--use-service-account-credentials', ...FLAGS]);
   const theirs = await scenario();
-  upstream.kill('SIGTERM');
-  await new Promise((r) => upstream!.once('exit', r));
-  upstream = undefined;
+  await upstream.stop();
 
   // two replicas of one deployment, active-active: the zone decisions are one workflow's either way
   const taskQueue = uniqueName('zones-e2e');

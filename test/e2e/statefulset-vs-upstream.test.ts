@@ -1,12 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { kubeconfigPath, kubectl } from '../support/nodes';
+import { kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The StatefulSet controller, compared with upstream kube-controller-manager v1.35.4 on the same
@@ -16,37 +15,19 @@ import { TEST_DATA_DIR } from '../support/stack';
  * own class, so the pods are scheduled and kwok makes them Running and Ready.
  */
 const rest = testRest(testKubeConfig());
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('statefulset');
 const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const classes: string[] = [];
 const volumes: string[] = [];
 const CONTROLLERS = ['statefulset-controller', 'persistentvolume-binder-controller', 'persistentvolumeclaim-protection-controller', 'garbage-collector-controller'].join(',');
 
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
-
-async function startUpstream(): Promise<void> {
-  await stopUpstream();
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-statefulset.log'), 'a');
-  const kc = kubeconfigPath();
-  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
-    `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials'], { stdio: ['ignore', log, log] });
-}
-
 async function stopOurs(): Promise<void> {
   for (const m of ours.splice(0)) await m.kill();
 }
 
 afterEach(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await stopOurs();
 });
 
@@ -269,9 +250,9 @@ async function scenario(prefix: string): Promise<Array<{ step: string; state: un
 }
 
 test('OrderedReady with claims, scale down and up, a partitioned rolling update, rollout history and undo, OnDelete, Parallel with minReadySeconds, a failed pod, whenScaled Delete: as upstream after every step', async () => {
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--use-service-account-credentials']);
   const theirs = await scenario('sts-up');
-  await stopUpstream();
+  await upstream.stop();
 
   ours.push(await startManagerProcess(uniqueName('sts-e2e'), ['--use-service-account-credentials'], { controllers: CONTROLLERS }));
   const mine = await scenario('sts-ours');

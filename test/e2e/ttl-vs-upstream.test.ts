@@ -1,12 +1,10 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { kubeconfigPath } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The ttl controller's node annotation at 1, 101 and 501 nodes and back, compared with upstream
@@ -16,7 +14,7 @@ import { TEST_DATA_DIR } from '../support/stack';
 const rest = testRest(testKubeConfig());
 const TTL = 'node.alpha.kubernetes.io/ttl';
 const LABEL = 'temporal-kcm.dev/ttl-e2e';
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('ttl');
 let ours: ManagerProcess | undefined;
 
 /** a sweep of 500 nodes at the default 20 writes a second takes 25 s; both managers get the same higher limit */
@@ -96,21 +94,15 @@ async function scenario(prefix: string, o: { touch: boolean; midSweep?: () => Pr
 }
 
 afterAll(async () => {
-  upstream?.kill('SIGTERM');
+  await upstream.stop();
   await ours?.kill();
   await rest.request('DELETE', `/api/v1/nodes?labelSelector=${encodeURIComponent(LABEL)}`).catch(() => undefined);
 });
 
 test('node.alpha.kubernetes.io/ttl at 1, 101, 501 and 460 nodes and back, as upstream sets it', async () => {
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const kc = kubeconfigPath();
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-ttl.log'), 'a');
-  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
-    '--controllers=ttl-controller', '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials', ...QPS], { stdio: ['ignore', log, log] });
+  await upstream.start('ttl-controller', ['--use-service-account-credentials', ...QPS]);
   const theirs = await scenario('up', { touch: true });
-  upstream.kill('SIGTERM');
-  await new Promise((r) => upstream!.once('exit', r));
-  upstream = undefined;
+  await upstream.stop();
 
   const taskQueue = uniqueName('ttl-e2e');
   ours = await startManagerProcess(taskQueue, ['--use-service-account-credentials', ...QPS], { controllers: 'ttl-controller' });

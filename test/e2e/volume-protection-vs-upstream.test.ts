@@ -1,13 +1,12 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { ApiError } from '../../activities/kube/rest';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { kubeconfigPath, kubectl } from '../support/nodes';
+import { kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The PVC, PV and VolumeAttributesClass protection controllers and the ephemeral volume
@@ -17,7 +16,7 @@ import { TEST_DATA_DIR } from '../support/stack';
  * and the first is killed with kill -9 while pods with ephemeral volumes are being worked on.
  */
 const rest = testRest(testKubeConfig());
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('volume-protection');
 const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const clusterObjects: string[] = [];
@@ -28,35 +27,17 @@ const NODE = 'kwok-node-0';
 const HOLD_MS = 3000;
 const BURST = 20;
 
-async function startUpstream(): Promise<void> {
-  await stopUpstream();
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-volume-protection.log'), 'a');
-  const kc = kubeconfigPath();
-  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
-    `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials'], { stdio: ['ignore', log, log] });
-}
-
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
-
 async function stopOurs(): Promise<void> {
   for (const m of ours.splice(0)) await m.kill();
 }
 
 afterEach(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await stopOurs();
 });
 
 afterAll(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await stopOurs();
   for (const p of clusterObjects) await rest.request('DELETE', p).catch(() => undefined);
   for (const ns of namespaces) await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
@@ -225,11 +206,11 @@ async function scenario(ns: string, midBurst?: () => Promise<void>): Promise<Rec
 
 test('PVC, PV and VolumeAttributesClass protection and ephemeral volume claims, as upstream; a replica killed mid-burst', async () => {
   const t0 = Date.now();
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--use-service-account-credentials']);
   const upstreamNs = await freshNamespace(testKubeConfig(), 'volprot');
   namespaces.push(upstreamNs);
   const theirs = await scenario(upstreamNs);
-  await stopUpstream();
+  await upstream.stop();
 
   const taskQueue = uniqueName('volprot-e2e');
   const first = await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: CONTROLLERS });

@@ -1,12 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { kubeconfigPath } from '../support/nodes';
-import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The persistent volume binder, compared with upstream kube-controller-manager v1.35.4 on the same
@@ -16,7 +11,7 @@ import { TEST_DATA_DIR } from '../support/stack';
  * the part no controller plays here: an external provisioner making a volume.
  */
 const rest = testRest(testKubeConfig());
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('volumes');
 const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const classes: string[] = [];
@@ -27,24 +22,6 @@ const CONTROLLERS = ['persistentvolume-binder-controller', 'persistentvolume-exp
 const LOCAL_NODE = 'kwok-node-1';
 /** fast resyncs keep the Pending claims' second look (and Events) inside the test's time */
 const SYNC = '--pvclaimbinder-sync-period=3s';
-
-async function startUpstream(): Promise<void> {
-  await stopUpstream();
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-volumes.log'), 'a');
-  const kc = kubeconfigPath();
-  upstream = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
-    `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials', SYNC], { stdio: ['ignore', log, log] });
-}
-
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
 
 async function startOurs(taskQueue: string): Promise<ManagerProcess> {
   const m = await startManagerProcess(taskQueue, ['--use-service-account-credentials', SYNC], { controllers: CONTROLLERS });
@@ -57,7 +34,7 @@ async function stopOurs(): Promise<void> {
 }
 
 afterEach(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await stopOurs();
 });
 
@@ -409,9 +386,9 @@ async function crowdScenario(run: Run, midway?: () => Promise<void>): Promise<{ 
 }
 
 test('an Immediate class binds the smallest fit, names what does not fit, hands off to a provisioner, waits for resizers and reclaims as upstream does', async () => {
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--use-service-account-credentials', SYNC]);
   const theirs = await immediateScenario(await newRun('pv-up'));
-  await stopUpstream();
+  await upstream.stop();
   await startOurs(uniqueName('tq-pv'));
   const mine = await immediateScenario(await newRun('pv-ours'));
   await stopOurs();
@@ -432,9 +409,9 @@ test('an Immediate class binds the smallest fit, names what does not fit, hands 
 }, 300_000);
 
 test('WaitForFirstConsumer: the claim waits for its pod, which lands on the local volume\'s node and runs; a pod\'s ephemeral claim is made, bound and collected with it, as upstream', async () => {
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--use-service-account-credentials', SYNC]);
   const theirs = await delayedScenario(await newRun('pv-wffc-up'));
-  await stopUpstream();
+  await upstream.stop();
   await startOurs(uniqueName('tq-pv'));
   const mine = await delayedScenario(await newRun('pv-wffc-ours'));
   await stopOurs();
@@ -445,9 +422,9 @@ test('WaitForFirstConsumer: the claim waits for its pod, which lands on the loca
 }, 240_000);
 
 test('50 claims and 50 volumes pair one to one as upstream pairs them; a rival claim never shares a volume, and grown claims are reported once, even across a kill -9', async () => {
-  await startUpstream();
+  await upstream.start(CONTROLLERS, ['--use-service-account-credentials', SYNC]);
   const theirs = await crowdScenario(await newRun('pv-crowd-up'));
-  await stopUpstream();
+  await upstream.stop();
   const tq = uniqueName('tq-pv');
   const first = await startOurs(tq);
   await startOurs(tq);

@@ -1,0 +1,41 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ensureBinaries } from '../../starter/local/binaries';
+import { kubeconfigPath } from './nodes';
+import { TEST_DATA_DIR } from './stack';
+
+/**
+ * Upstream kube-controller-manager v1.35.4 on the test stack, the reference every *-vs-upstream
+ * e2e file compares against. One per file; its log goes to the stack's logs/kcm-upstream-<name>.log.
+ */
+export class UpstreamKcm {
+  private proc: ChildProcess | undefined;
+
+  constructor(private readonly logName: string) {}
+
+  /**
+   * Starts it with upstream's --controllers names and extra flags (e.g.
+   * --use-service-account-credentials), first stopping a run a failed test may have left: two
+   * upstream managers at once would each act on the same objects.
+   */
+  async start(controllers: string, args: readonly string[] = []): Promise<void> {
+    await this.stop();
+    const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
+    const kc = kubeconfigPath();
+    const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', `kcm-upstream-${this.logName}.log`), 'a');
+    this.proc = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
+      `--controllers=${controllers}`, '--leader-elect=false', '--secure-port=0', ...args], { stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+  }
+
+  /** Stops it (SIGTERM) and waits for the exit; a no-op when it is not running. */
+  async stop(): Promise<void> {
+    const p = this.proc;
+    this.proc = undefined;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGTERM');
+    await exited;
+  }
+}
