@@ -1,4 +1,8 @@
 import { X509Certificate, generateKeyPairSync } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { csrSigningController } from '../../activities/csrsigning/controller';
 import { issueCertificate, loadCertificateAuthority, parseCsr, verifyCsrSignature } from '../../activities/certificates/x509';
 import { apiServerClientProblem, kubeletClientProblem, kubeletServingProblem, signerProblem, type CsrFacts } from '../../workflows/certificates/csr';
 import { recognizedAs, needsApproval, notApprovedMessage } from '../../workflows/csrapproving/logic';
@@ -158,5 +162,25 @@ describe('x509', () => {
     const b = makeCa();
     expect(() => loadCertificateAuthority(a.certPem, b.keyPem, 'a.crt', 'b.key')).toThrow('private key does not match public key');
     expect(() => loadCertificateAuthority(a.certPem + a.certPem, a.keyPem, 'a.crt', 'a.key')).toThrow('expected 1 certificate, found 2');
+  });
+});
+
+describe('csrsigning start', () => {
+  const check = (flags: Record<string, string>) => csrSigningController.precondition!({ flags });
+  test('skipped without files, stopped by unreadable or mismatched ones, started with a good CA', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csrsigning-'));
+    const a = makeCa();
+    const b = makeCa();
+    fs.writeFileSync(path.join(dir, 'a.crt'), a.certPem);
+    fs.writeFileSync(path.join(dir, 'a.key'), a.keyPem);
+    fs.writeFileSync(path.join(dir, 'b.key'), b.keyPem);
+    expect(check({})).toEqual({ fatal: false, message: 'Skipping CSR signer controller because no csr cert/key was specified' });
+    expect(check({ 'cluster-signing-cert-file': path.join(dir, 'a.crt'), 'cluster-signing-key-file': path.join(dir, 'a.key') })).toBeUndefined();
+    expect(check({ 'cluster-signing-cert-file': path.join(dir, 'a.crt'), 'cluster-signing-key-file': path.join(dir, 'b.key') })).toMatchObject({
+      fatal: true, message: expect.stringContaining('failed to init kubernetes.io/kubelet-serving certificate controller'),
+    });
+    expect(check({ 'cluster-signing-kube-apiserver-client-cert-file': path.join(dir, 'gone.crt'), 'cluster-signing-kube-apiserver-client-key-file': path.join(dir, 'a.key') }))
+      .toMatchObject({ fatal: true, message: expect.stringContaining('failed to init kubernetes.io/kube-apiserver-client certificate controller: error reading CA cert file') });
+    fs.rmSync(dir, { recursive: true });
   });
 });
