@@ -4,7 +4,7 @@ import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate } from '@peculiar/asn1-x509';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { X509Certificate, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -173,6 +173,22 @@ async function scenario(prefix: string, midBatch: () => Promise<void>): Promise<
   const review = (await asNode.request<{ status?: { userInfo?: { username?: string; groups?: string[] } } }>('POST',
     '/apis/authentication.k8s.io/v1/selfsubjectreviews', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } })).body;
   out.whoami = { username: (review.status?.userInfo?.username ?? '').split(prefix).join('<p>'), groups: [...(review.status?.userInfo?.groups ?? [])].sort() };
+  // and as a user sees it: `kubectl auth whoami` with the certificate and key in a kubeconfig
+  const cluster = kc.getCurrentCluster()!;
+  const nodeKubeconfig = path.join(TEST_DATA_DIR, `${prefix}-node.kubeconfig`);
+  fs.writeFileSync(nodeKubeconfig, JSON.stringify({
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'node',
+    clusters: [{ name: 'local', cluster: { server: cluster.server, 'certificate-authority-data': fs.readFileSync(pki.caCert).toString('base64') } }],
+    users: [{ name: 'node', user: { 'client-certificate-data': Buffer.from(certPem).toString('base64'), 'client-key-data': Buffer.from(client.keyPem).toString('base64') } }],
+    contexts: [{ name: 'node', context: { cluster: 'local', user: 'node' } }],
+  }), { mode: 0o600 });
+  try {
+    const kubectl = (await ensureBinaries(['kubectl'])).kubectl;
+    const who = JSON.parse(execFileSync(kubectl, ['--kubeconfig', nodeKubeconfig, 'auth', 'whoami', '-o', 'json']).toString()) as { status?: { userInfo?: { username?: string } } };
+    out.kubectlWhoami = (who.status?.userInfo?.username ?? '').split(prefix).join('<p>');
+  } finally {
+    fs.rmSync(nodeKubeconfig, { force: true });
+  }
 
   // its renewal, made as the node: approved as selfnodeclient
   await createCsr(asNode, {
@@ -316,6 +332,7 @@ test('TLS bootstrap: kubelet CSRs approved and signed as upstream does, across a
     certificate: { subject: 'O=system:nodes\nCN=system:node:<p>-n1', issuer: 'CN=temporal-kcm-local-ca', lifetimeSeconds: 8760 * 3600, verifiesWithClusterCa: true },
   });
   expect(theirs.whoami).toEqual({ username: 'system:node:<p>-n1', groups: ['system:authenticated', 'system:nodes'] });
+  expect(theirs.kubectlWhoami).toBe('system:node:<p>-n1');
   expect(theirs.renewal).toMatchObject({ conditions: [{ reason: 'AutoApproved', message: 'Auto approving self kubelet client certificate after SubjectAccessReview.' }] });
   expect(theirs.client).toMatchObject({ certificate: { lifetimeSeconds: 3600 + 300 } });
   expect(theirs.bad).toMatchObject({ conditions: [{ type: 'Approved' }, { type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: 'invalid usage for client certificate: server auth' }], certificate: null });
