@@ -3,7 +3,7 @@ import * as net from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseGoDuration } from '../workflows/common/duration';
 import { FlagSpec, FlagValues, INT32_MAX, flagDefault } from '../workers/flags';
-import { controllerFlags } from '../workers/registry';
+import { CONTROLLERS, controllerFlags } from '../workers/registry';
 import { ALL_CONTROLLERS, DISABLED_BY_DEFAULT, UnknownControllerError, resolveEnabledControllers } from './controller-names';
 
 /*
@@ -481,6 +481,8 @@ export function resolveRunOptions(cmd: Command): RunOptions {
       if (path !== undefined) controllerFlagValues[f.name] = path;
     }
   }
+  // combinations a controller forbids (upstream's option validation, whichever controllers run)
+  for (const d of CONTROLLERS) r.problems.push(...(d.validateFlags?.(controllerFlagValues) ?? []));
 
   const securePort = r.int('secure-port', { def: RUN_DEFAULTS.securePort, min: 0, max: 65535 });
   const bindAddress = r.string('bind-address', { def: RUN_DEFAULTS.bindAddress });

@@ -104,6 +104,8 @@ export interface ControllerDescriptor {
   concurrency: IntFlag | number;
   /** its other flags, in --help order */
   flags?: readonly FlagSpec[];
+  /** problems with a combination of its flags (each a line); any stops `run` with usage and exit code 2 */
+  validateFlags?(flags: FlagValues): string[];
   /** the workflow types its task queue runs (every one must be exported from workflows/index.ts) */
   workflows: readonly Workflow[];
   activities(ctx: ActivityContext): ActivityMap;

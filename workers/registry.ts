@@ -1,7 +1,9 @@
 import { attachDetachController } from '../activities/attachdetach/controller';
 import { bootstrapSignerController } from '../activities/bootstrapsigner/controller';
 import { clusterRoleAggregationController } from '../activities/clusterrole-aggregation/controller';
+import { csrApprovingController } from '../activities/csrapproving/controller';
 import { csrCleanerController } from '../activities/csrcleaner/controller';
+import { csrSigningController } from '../activities/csrsigning/controller';
 import { cronJobController } from '../activities/cronjob/controller';
 import { daemonSetController } from '../activities/daemonset/controller';
 import { deploymentController } from '../activities/deployment/controller';
@@ -67,6 +69,8 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   ephemeralVolumeController,
   attachDetachController,
   csrCleanerController,
+  csrApprovingController,
+  csrSigningController,
   tokenCleanerController,
   bootstrapSignerController,
   legacyTokenCleanerController,

@@ -29,6 +29,8 @@ export { vacProtectionWorkflow } from './vac-protection/workflow';
 export { ephemeralVolumeWorkflow } from './ephemeral-volume/workflow';
 export { attachDetachWorkflow } from './attachdetach/workflow';
 export { csrCleanerWorkflow } from './csrcleaner/workflow';
+export { csrApprovingWorkflow } from './csrapproving/workflow';
+export { csrSigningWorkflow } from './csrsigning/workflow';
 export { tokenCleanerWorkflow } from './tokencleaner/workflow';
 export { bootstrapSignerWorkflow } from './bootstrapsigner/workflow';
 export { legacyTokenCleanerWorkflow } from './legacy-token-cleaner/workflow';

@@ -116,6 +116,8 @@ const COMPONENTS: Component[] = [
       `--tls-private-key-file=${pki.apiserverKey}`,
       `--client-ca-file=${pki.caCert}`,
       '--authorization-mode=Node,RBAC',
+      // bootstrap tokens authenticate (as kubeadm's apiserver): a kubelet's TLS bootstrap, the csrapproving e2e
+      '--enable-bootstrap-token-auth',
       `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--service-account-key-file=${pki.serviceAccountPub}`,

@@ -347,3 +347,14 @@ describe('addRunOptions', () => {
     expect(help).toMatch(/--controllers <list>[\s\S]*default: \*/);
   });
 });
+
+describe('CSR signing flags', () => {
+  test("upstream's combination checks stop `run` (usage, exit 2); valid pairs and the duration resolve", () => {
+    expect(problem(['--cluster-signing-kubelet-client-key-file', '/k'])).toBe('"cluster-signing-kube-apiserver-client": cannot specify key without cert');
+    expect(problem(['--cluster-signing-cert-file', '/c', '--cluster-signing-key-file', '/k', '--cluster-signing-legacy-unknown-cert-file', '/c',
+      '--cluster-signing-legacy-unknown-key-file', '/k'])).toBe('cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time');
+    const o = run(['--cluster-signing-cert-file', '/c', '--cluster-signing-key-file', '/k', '--cluster-signing-duration', '1h']);
+    expect(o.controllerFlags).toMatchObject({ 'cluster-signing-cert-file': '/c', 'cluster-signing-key-file': '/k', 'cluster-signing-duration': 3600_000 });
+    expect(run([]).controllerFlags['cluster-signing-duration']).toBe(8760 * 3600_000);
+  });
+});
