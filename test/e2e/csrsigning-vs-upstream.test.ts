@@ -4,7 +4,7 @@ import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate } from '@peculiar/asn1-x509';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { X509Certificate, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -17,9 +17,9 @@ import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
 import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { kubeconfigPath } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 import { makeCsr } from '../support/x509';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * csrapproving and csrsigning compared with upstream kube-controller-manager v1.35.4 on the same
@@ -50,7 +50,7 @@ const BINDINGS: Array<[string, string, string]> = [
   ['e2e-csr-node-autoapprove-certificate-rotation', 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', 'system:nodes'],
 ];
 
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('csrsigning');
 const managers: ManagerProcess[] = [];
 const made: string[] = [];
 
@@ -243,15 +243,6 @@ function statusWrites(names: string[], since: number): Map<string, number> {
   return out;
 }
 
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
-
 beforeAll(async () => {
   const inAnHour = new Date(Date.now() + 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   await rest.request('POST', '/api/v1/namespaces/kube-system/secrets', {
@@ -273,7 +264,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await Promise.all(managers.map((m) => m.kill()));
   for (const n of made) await rest.request('DELETE', `${CSRS}/${n}`).catch(() => undefined);
   for (const [name] of BINDINGS) await rest.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${name}`).catch(() => undefined);
@@ -282,17 +273,12 @@ afterAll(async () => {
 
 test('TLS bootstrap: kubelet CSRs approved and signed as upstream does, across a kill -9 mid-signing; the CA key in no history or log', async () => {
   const started = Date.now();
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const kcPath = kubeconfigPath();
 
   // upstream
-  const upLog = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-csrsigning.log'), 'a');
-  upstream = spawn(bin, [`--kubeconfig=${kcPath}`, `--authentication-kubeconfig=${kcPath}`, `--authorization-kubeconfig=${kcPath}`,
-    '--controllers=csrapproving,csrsigning', '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials', ...SIGNING],
-  { stdio: ['ignore', upLog, upLog] });
+  await upstream.start('csrapproving,csrsigning', ['--use-service-account-credentials', ...SIGNING]);
   const upPrefix = uniqueName('e2e-csr-up');
   const theirs = await scenario(upPrefix, async () => undefined);
-  await stopUpstream();
+  await upstream.stop();
   const upstreamDone = Date.now();
 
   // ours: two replicas; one killed while the batch is signed
