@@ -32,4 +32,5 @@ export { csrCleanerWorkflow } from './csrcleaner/workflow';
 export { tokenCleanerWorkflow } from './tokencleaner/workflow';
 export { bootstrapSignerWorkflow } from './bootstrapsigner/workflow';
 export { legacyTokenCleanerWorkflow } from './legacy-token-cleaner/workflow';
+export { serviceCidrWorkflow } from './servicecidr/workflow';
 export { informerWorkflow } from './informer';
