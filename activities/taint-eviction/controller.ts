@@ -8,6 +8,8 @@ export const taintEvictionController: ControllerDescriptor = {
   short: 'taint-eviction',
   // upstream builds its client as node-controller, whose role allows the pod deletes and status patches
   serviceAccount: 'node-controller',
+  // off: upstream's node lifecycle controller evicts by taints itself (not done here; docs/COMPATIBILITY.md)
+  requiredFeatureGates: ['SeparateTaintEvictionController'],
   // upstream's taint manager hashes work over 8 workers
   concurrency: 8,
   workflows: [taintEvictionWorkflow],

@@ -60,7 +60,12 @@ export interface ReplicaOwnerWorkflowInput {
   nextSeq?: number;
   tuning?: Partial<LoopTuning>;
   burstReplicas?: number;
+  /** feature gates off (--feature-gates) that change what this controller does; absent: on, their 1.35 default */
+  gatesOff?: ReplicaOwnerGate[];
 }
+
+/** PodDeletionCost: the pod-deletion-cost annotation ranks pods on scale-down; DeploymentReplicaSetTerminatingReplicas: status.terminatingReplicas. */
+export type ReplicaOwnerGate = 'PodDeletionCost' | 'DeploymentReplicaSetTerminatingReplicas';
 
 // every activity here heartbeats per API call, so a replica killed mid-batch is noticed in seconds
 const io = proxyActivities<ReplicaActivities>(POD_BATCHES);
@@ -140,7 +145,9 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     }
 
     let manageError: ManageError | undefined;
-    const plan = planReplicas(current, filterActivePods(active), { burstReplicas: input.burstReplicas ?? DEFAULT_BURST_REPLICAS, now: Date.now() });
+    // with PodDeletionCost off, upstream ranks as if no pod carried the annotation
+    const ranked = input.gatesOff?.includes('PodDeletionCost') ? active.map((p) => ({ ...p, deletionCost: 0 })) : active;
+    const plan = planReplicas(current, filterActivePods(ranked), { burstReplicas: input.burstReplicas ?? DEFAULT_BURST_REPLICAS, now: Date.now() });
     if (plan.action === 'create') {
       // Slow start: 1, 2, 4, ... pods per batch; a failing batch stops the rest, so a broken
       // template or an exhausted quota costs a handful of rejected calls, not hundreds.
@@ -176,6 +183,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     const owned = all.filter((p) => p.ownerReferences.some((o) => o.uid === current.uid && o.controller));
     const activeNow = classifyPods(current, all).activeOwned;
     const status = calculateStatus(current, activeNow, owned, manageError, now);
+    if (input.gatesOff?.includes('DeploymentReplicaSetTerminatingReplicas')) delete status.terminatingReplicas;
     if (!statusEqual(status, current.status)) {
       const r = await io.updateReplicaOwnerStatus({ owner: current, status });
       if (r.updated) owner = { ...current, resourceVersion: r.resourceVersion, status };
