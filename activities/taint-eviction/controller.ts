@@ -8,7 +8,7 @@ export const taintEvictionController: ControllerDescriptor = {
   short: 'taint-eviction',
   // upstream builds its client as node-controller, whose role allows the pod deletes and status patches
   serviceAccount: 'node-controller',
-  // off: upstream's node lifecycle controller evicts by taints itself (not done here; docs/COMPATIBILITY.md)
+  // locked on in 1.35 (off, upstream's node lifecycle controller would evict by taints itself)
   requiredFeatureGates: ['SeparateTaintEvictionController'],
   // upstream's taint manager hashes work over 8 workers
   concurrency: 8,
