@@ -65,6 +65,9 @@ export interface ApplyServiceCidrConditionRequest extends ServiceCidrRef {
 /** `gone`: no such ServiceCIDR; `replaced`: the name holds another one (UID mismatch) */
 export type ServiceCidrWriteOutcome = 'written' | 'gone' | 'replaced';
 
+/** A write's outcome and, when written, the version it made (the watch's older views are then stale). */
+export type ServiceCidrWriteResult = { outcome: 'written'; resourceVersion: string } | { outcome: 'gone' | 'replaced' };
+
 export interface ServiceCidrDeps {
   rest: KubeRest;
   logger: Logger;
@@ -93,19 +96,20 @@ export function createServiceCidrActivities(deps: ServiceCidrDeps) {
   }
 
   /** A strategic merge patch of the finalizers, carrying the UID so that a newcomer under the name is refused (409). */
-  async function patchFinalizer(req: ServiceCidrRef, add: boolean): Promise<ServiceCidrWriteOutcome> {
+  async function patchFinalizer(req: ServiceCidrRef, add: boolean): Promise<ServiceCidrWriteResult> {
     const metadata = add
       ? { uid: req.uid, finalizers: [SERVICE_CIDR_FINALIZER] }
       : { uid: req.uid, '$deleteFromPrimitiveList/finalizers': [SERVICE_CIDR_FINALIZER] };
+    let written: KubeObject;
     try {
-      await deps.rest.request('PATCH', cidrPath(req.name), { contentType: 'application/strategic-merge-patch+json', body: { metadata } });
+      written = (await deps.rest.request<KubeObject>('PATCH', cidrPath(req.name), { contentType: 'application/strategic-merge-patch+json', body: { metadata } })).body;
     } catch (e) {
-      if (isStatus(e, 404)) return 'gone';
-      if (isStatus(e, 409)) return 'replaced';
+      if (isStatus(e, 404)) return { outcome: 'gone' };
+      if (isStatus(e, 409)) return { outcome: 'replaced' };
       throw e;
     }
     log.info({ key: req.name, reason: req.reason }, add ? 'added protection finalizer to ServiceCIDR' : 'removed protection finalizer from ServiceCIDR');
-    return 'written';
+    return { outcome: 'written', resourceVersion: written.metadata?.resourceVersion ?? '' };
   }
 
   return {
@@ -135,28 +139,29 @@ export function createServiceCidrActivities(deps: ServiceCidrDeps) {
     },
 
     /** Adds networking.k8s.io/service-cidr-finalizer (a merge of the list: a retry that landed changes nothing). */
-    async addServiceCidrFinalizer(req: ServiceCidrRef): Promise<{ outcome: ServiceCidrWriteOutcome }> {
-      return apiCall(async () => ({ outcome: await patchFinalizer(req, true) }));
+    async addServiceCidrFinalizer(req: ServiceCidrRef): Promise<ServiceCidrWriteResult> {
+      return apiCall(async () => patchFinalizer(req, true));
     },
 
     /** Removes networking.k8s.io/service-cidr-finalizer, letting the deletion complete. */
-    async removeServiceCidrFinalizer(req: ServiceCidrRef): Promise<{ outcome: ServiceCidrWriteOutcome }> {
-      return apiCall(async () => ({ outcome: await patchFinalizer(req, false) }));
+    async removeServiceCidrFinalizer(req: ServiceCidrRef): Promise<ServiceCidrWriteResult> {
+      return apiCall(async () => patchFinalizer(req, false));
     },
 
     /**
      * Sets the Ready condition with a server-side apply of the status as upstream's field manager,
      * forced, its transition time now. A Ready=True that cannot be written gets upstream's Warning Event.
      */
-    async applyServiceCidrCondition(req: ApplyServiceCidrConditionRequest): Promise<{ outcome: ServiceCidrWriteOutcome }> {
+    async applyServiceCidrCondition(req: ApplyServiceCidrConditionRequest): Promise<ServiceCidrWriteResult> {
       return apiCall(async () => {
         const body = {
           apiVersion: apiVersionOf(RESOURCES.serviceCidrs), kind: RESOURCES.serviceCidrs.kind,
           metadata: { name: req.name },
           status: { conditions: [{ type: READY, ...req.condition, lastTransitionTime: new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z') }] },
         };
+        let written: KubeObject;
         try {
-          await deps.rest.request('PATCH', `${cidrPath(req.name)}/status?fieldManager=${FIELD_MANAGER}&force=true`, { contentType: 'application/apply-patch+yaml', body });
+          written = (await deps.rest.request<KubeObject>('PATCH', `${cidrPath(req.name)}/status?fieldManager=${FIELD_MANAGER}&force=true`, { contentType: 'application/apply-patch+yaml', body })).body;
         } catch (e) {
           if (isStatus(e, 404)) return { outcome: 'gone' as const };
           // upstream records it on every failed sync of a ServiceCIDR that is not being deleted
@@ -168,7 +173,7 @@ export function createServiceCidrActivities(deps: ServiceCidrDeps) {
           throw e;
         }
         log.info({ key: req.name, status: req.condition.status, conditionReason: req.condition.reason, reason: req.reason }, 'updated ServiceCIDR condition');
-        return { outcome: 'written' as const };
+        return { outcome: 'written' as const, resourceVersion: written.metadata?.resourceVersion ?? '' };
       });
     },
   };

@@ -169,7 +169,11 @@ async function stopUpstream(): Promise<void> {
 afterAll(async () => {
   await stopUpstream();
   await ours?.kill();
-  for (const ns of namespaces) await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+  // no namespace controller runs here: the Services go first, so their addresses are released
+  for (const ns of namespaces) {
+    for (const svc of ['in-a', 'in-b']) await rest.request('DELETE', `/api/v1/namespaces/${ns}/services/${svc}`).catch(() => undefined);
+    await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+  }
   // no manager runs now: what is left is let go by hand
   for (const n of made) {
     await rest.request('PATCH', `${CIDRS}/${n}`, { contentType: 'application/merge-patch+json', body: { metadata: { finalizers: null } } }).catch(() => undefined);
@@ -183,7 +187,9 @@ test('ServiceCIDRs get the finalizer and Ready, and are held while an address wo
   const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
   const kcPath = kubeconfigPath();
 
-  const theirs = await scenario(uniqueName('up'), 200, async () => {
+  // each run's CIDRs are its own (10.<octet>.0.0/16), and a kept stack's earlier runs never collide
+  const octet = 100 + Math.floor(Math.random() * 75) * 2;
+  const theirs = await scenario(uniqueName('up'), octet, async () => {
     const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-service-cidr.log'), 'a');
     upstream = spawn(bin, [`--kubeconfig=${kcPath}`, `--authentication-kubeconfig=${kcPath}`, `--authorization-kubeconfig=${kcPath}`,
       `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials'], { stdio: ['ignore', log, log] });
@@ -192,7 +198,7 @@ test('ServiceCIDRs get the finalizer and Ready, and are held while an address wo
 
   const taskQueue = uniqueName('service-cidr-e2e');
   let killedAt = 0;
-  const mine = await scenario(uniqueName('ours'), 201, async () => {
+  const mine = await scenario(uniqueName('ours'), octet + 1, async () => {
     ours = await startManagerProcess(taskQueue, ARGS, { controllers: CONTROLLERS });
   }, async () => {
     // ds waits out its grace period on a durable timer: the replica holding it and the watch dies

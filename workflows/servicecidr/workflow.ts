@@ -1,5 +1,6 @@
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { ServiceCidrActivities } from '../../activities/servicecidr/activities';
+import { newerVersion } from '../common/resource-version';
 import { apiBatches } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
 import { DEFAULT_TUNING, type LoopTuning, type ReconcileResult, runObjectLoop } from '../runtime/object-loop';
@@ -31,6 +32,8 @@ export function mergeServiceCidrEvents(_earlier: ServiceCidrEvent, later: Servic
   return later;
 }
 
+const ECHO_WAIT_MS = 5000;
+
 // the deletion check may list every IPAddress (heartbeating per page); the writes are single calls
 const io = proxyActivities<ServiceCidrActivities>(apiBatches('5 seconds'));
 
@@ -51,12 +54,33 @@ export async function serviceCidrWorkflow(input: ServiceCidrWorkflowInput): Prom
   let check: DeletionCheck | undefined;
   let step: FinalizeStep | undefined;
   let last = '';
+  /** the version this run's last write made: a view the watch sends from before it is stale */
+  let wroteAt: string | undefined;
+  const wrote = (rv: string) => {
+    wroteAt = rv;
+    echoed = false;
+    if (cidr) cidr = { ...cidr, resourceVersion: rv };
+  };
+  /**
+   * After writing the finalizer and Ready, the run waits (up to ECHO_WAIT_MS) for the watch to
+   * show its own write before it ends: the versions in between would otherwise start a run that
+   * writes Ready again.
+   */
+  let echoed = true;
+  let signalled = false;
 
   const ref = (v: ServiceCidrView, reason: string) => ({ reason, name: v.name, uid: v.uid });
 
   async function reconcile(): Promise<ReconcileResult> {
+    const bySignal = signalled;
+    signalled = false;
     // every run starts from a signal, which carries the ServiceCIDR; there is nothing to decide without it
     if (!cidr) return { finished: true };
+    if (!echoed) {
+      // the timer ran out before the watch caught up: end all the same; only older versions came: keep waiting
+      if (!bySignal) return { finished: true };
+      return { requeueAfterMs: ECHO_WAIT_MS };
+    }
     await id.handOverIfNew(cidr.uid);
     id.learn(cidr.uid);
     const need = serviceCidrNeed(cidr);
@@ -72,15 +96,19 @@ export async function serviceCidrWorkflow(input: ServiceCidrWorkflowInput): Prom
         last = `add finalizer: ${r.outcome}`;
         if (r.outcome !== 'written') return { finished: true };
         cidr = { ...v, finalized: true };
+        wrote(r.resourceVersion);
       }
       if (!sameCondition(v.ready, READY_CONDITION)) {
         const r = await io.applyServiceCidrCondition({
           ...ref(v, `Ready is ${v.ready ? `${v.ready.status}/${v.ready.reason || '-'}` : 'missing'}; a live ServiceCIDR is Ready=True`), condition: READY_CONDITION,
         });
         last = `Ready=True: ${r.outcome}`;
-        if (r.outcome === 'written') cidr = { ...cidr, ready: READY_CONDITION };
+        if (r.outcome === 'written') {
+          cidr = { ...cidr, ready: READY_CONDITION };
+          wrote(r.resourceVersion);
+        }
       }
-      return { finished: true };
+      return echoed ? { finished: true } : { requeueAfterMs: ECHO_WAIT_MS };
     }
 
     // being deleted, still held: what would its deletion orphan?
@@ -126,6 +154,10 @@ export async function serviceCidrWorkflow(input: ServiceCidrWorkflowInput): Prom
     tuning,
     drainBeforeFinish: true,
     apply(e) {
+      signalled = true;
+      // the watch may still be delivering the versions from before this run's own write
+      if (wroteAt && cidr && e.cidr.uid === cidr.uid && newerVersion(wroteAt, e.cidr.resourceVersion)) return;
+      echoed = true;
       cidr = e.cidr;
     },
     reconcile,
