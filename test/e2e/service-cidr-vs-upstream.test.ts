@@ -157,6 +157,23 @@ async function scenario(prefix: string, octet: number, start: () => Promise<void
   return { steps, dsGoneAfterMs: dsGoneAt - deletedAt };
 }
 
+/**
+ * Workflow IDs are not prefixed by task queue: a test that ran every controller (`*`) on a queue of
+ * its own may have left the default ServiceCIDR's run open on a queue nobody polls any more, and
+ * this test's events would reach that run. Ended here, as an operator would end it.
+ */
+async function endStaleDefaultRuns(): Promise<void> {
+  const connection = await Connection.connect({ address: temporalAddress() });
+  try {
+    const client = new Client({ connection });
+    for await (const wf of client.workflow.list({ query: "WorkflowId = 'servicecidr/kubernetes' AND ExecutionStatus = 'Running'" })) {
+      await client.workflow.getHandle(wf.workflowId, wf.runId).terminate('left open by an earlier test on a queue nobody polls').catch(() => undefined);
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
 async function stopUpstream(): Promise<void> {
   if (!upstream) return;
   if (upstream.exitCode === null && upstream.signalCode === null) {
@@ -199,6 +216,7 @@ test('ServiceCIDRs get the finalizer and Ready, and are held while an address wo
   const taskQueue = uniqueName('service-cidr-e2e');
   let killedAt = 0;
   const mine = await scenario(uniqueName('ours'), octet + 1, async () => {
+    await endStaleDefaultRuns();
     ours = await startManagerProcess(taskQueue, ARGS, { controllers: CONTROLLERS });
   }, async () => {
     // ds waits out its grace period on a durable timer: the replica holding it and the watch dies
