@@ -67,6 +67,8 @@ export async function serviceCidrWorkflow(input: ServiceCidrWorkflowInput): Prom
    * writes Ready again.
    */
   let echoed = true;
+  /** the last reconcile ended in that wait (a failed one did not: its retry writes what is missing) */
+  let awaitingEcho = false;
   let signalled = false;
 
   const ref = (v: ServiceCidrView, reason: string) => ({ reason, name: v.name, uid: v.uid });
@@ -76,11 +78,12 @@ export async function serviceCidrWorkflow(input: ServiceCidrWorkflowInput): Prom
     signalled = false;
     // every run starts from a signal, which carries the ServiceCIDR; there is nothing to decide without it
     if (!cidr) return { finished: true };
-    if (!echoed) {
+    if (awaitingEcho && !echoed) {
       // the timer ran out before the watch caught up: end all the same; only older versions came: keep waiting
       if (!bySignal) return { finished: true };
       return { requeueAfterMs: ECHO_WAIT_MS };
     }
+    awaitingEcho = false;
     await id.handOverIfNew(cidr.uid);
     id.learn(cidr.uid);
     const need = serviceCidrNeed(cidr);
@@ -108,7 +111,9 @@ export async function serviceCidrWorkflow(input: ServiceCidrWorkflowInput): Prom
           wrote(r.resourceVersion);
         }
       }
-      return echoed ? { finished: true } : { requeueAfterMs: ECHO_WAIT_MS };
+      if (echoed) return { finished: true };
+      awaitingEcho = true;
+      return { requeueAfterMs: ECHO_WAIT_MS };
     }
 
     // being deleted, still held: what would its deletion orphan?
