@@ -1,6 +1,7 @@
 import { selectorMatches } from '../../workflows/common/selector';
 import { isPodActive } from '../../workflows/replicaset/logic';
-import type { ReplicaOwnerEvent, ReplicaOwnerGate, ReplicaOwnerWorkflowInput } from '../../workflows/replicaset/workflow';
+import type { ReplicaOwnerEvent, ReplicaOwnerWorkflowInput } from '../../workflows/replicaset/workflow';
+import type { ReplicaOwnerGate } from '../../workflows/replicaset/gates';
 import { featureEnabled } from '../../workers/feature-gates';
 import type { PodSummary, ReplicaOwner, ReplicaOwnerKind } from '../../workflows/replicaset/types';
 import { POD_SUMMARY_FIELDS, REPLICA_OWNER_FIELDS, podSummary, replicaOwner } from '../kube/projections';

@@ -13,6 +13,9 @@ import {
 } from '../../workers/feature-gates';
 import { CONTROLLERS } from '../../workers/registry';
 import type { ReplicaOwnerWorkflowInput } from '../../workflows/replicaset/workflow';
+import { podsForRanking, statusForGates } from '../../workflows/replicaset/gates';
+import { rankPodsForDeletion } from '../../workflows/replicaset/logic';
+import type { PodSummary, ReplicaStatus } from '../../workflows/replicaset/types';
 
 const err = (values: string[]): string => {
   try {
@@ -138,5 +141,26 @@ describe('gates wired into the replicaset controller', () => {
     expect(argsWith({}).gatesOff).toBeUndefined();
     expect(argsWith(resolveFeatureGates(parseFeatureGates(['PodDeletionCost=false,DeploymentReplicaSetTerminatingReplicas=false']))).gatesOff)
       .toEqual(['PodDeletionCost', 'DeploymentReplicaSetTerminatingReplicas']);
+  });
+});
+
+describe('what the replicaset gates change', () => {
+  const pod = (name: string, uid: string, deletionCost: number): PodSummary => ({
+    namespace: 'd', name, uid, resourceVersion: '1', creationTimestamp: '2026-01-01T00:00:00Z', labels: {}, ownerReferences: [],
+    phase: 'Running', nodeName: 'n1', ready: true, readySince: '2026-01-01T00:00:00Z', restartCount: 0, deletionCost,
+  });
+  // by UID alone "a" goes first; its deletion cost keeps it
+  const pods = [pod('a', 'u1', 100), pod('b', 'u2', 0)];
+
+  test('PodDeletionCost: on, the cheaper pod goes first; off, the annotation is not looked at', () => {
+    expect(rankPodsForDeletion(podsForRanking(pods, undefined)).map((p) => p.name)).toEqual(['b', 'a']);
+    expect(rankPodsForDeletion(podsForRanking(pods, ['PodDeletionCost'])).map((p) => p.name)).toEqual(['a', 'b']);
+  });
+
+  test('DeploymentReplicaSetTerminatingReplicas: off, status.terminatingReplicas is left out', () => {
+    const status: ReplicaStatus = { replicas: 2, fullyLabeledReplicas: 2, readyReplicas: 2, availableReplicas: 2, terminatingReplicas: 1, observedGeneration: 1, conditions: [] };
+    expect(statusForGates(status, undefined)).toBe(status);
+    expect(statusForGates(status, ['DeploymentReplicaSetTerminatingReplicas'])).toEqual({ ...status, terminatingReplicas: undefined });
+    expect('terminatingReplicas' in statusForGates(status, ['DeploymentReplicaSetTerminatingReplicas'])).toBe(false);
   });
 });
