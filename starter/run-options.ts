@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseGoDuration } from '../workflows/common/duration';
+import { FeatureGateError, parseFeatureGates, resolveFeatureGates, settingWarnings } from '../workers/feature-gates';
 import { FlagSpec, FlagValues, INT32_MAX, flagDefault } from '../workers/flags';
 import { CONTROLLERS, controllerFlags } from '../workers/registry';
 import { ALL_CONTROLLERS, DISABLED_BY_DEFAULT, UnknownControllerError, resolveEnabledControllers } from './controller-names';
@@ -67,8 +68,12 @@ export interface RunOptions {
   enabledControllers: Set<string>;
   kubeApiQps: number;
   kubeApiBurst: number;
-  /** every controller's own flags (its --concurrent-*-syncs and the rest), by flag name; read with flagValue() */
+  /** every controller's own flags (its --concurrent-*-syncs and the rest), by flag name; read with flagValue(); and the feature gates that differ from their defaults (featureEnabled()) */
   controllerFlags: FlagValues;
+  /** the --feature-gates settings as given (name -> value), for the start log */
+  featureGates: Record<string, boolean>;
+  /** upstream's warnings for GA and deprecated gates that were set */
+  featureGateWarnings: string[];
   /** 0 means: do not serve health and metrics at all. */
   securePort: number;
   bindAddress: string;
@@ -155,6 +160,13 @@ export function addRunOptions(cmd: Command): Command {
       .argParser((value: string, previous: string[]) => [...(cmd.getOptionValueSource('controllers') === 'cli' ? previous : []), ...splitList(value)]),
   );
 
+  cmd.addOption(
+    new Option(
+      '--feature-gates <list>',
+      "comma-separated Name=true|false pairs (optionally kube:Name=...), as upstream's; may be repeated. Every gate of kube-controller-manager " +
+        'v1.35 is accepted, an unknown one or a locked gate set away from its default is an error; see docs/COMPATIBILITY.md for the gates that change what this build does',
+    ).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]),
+  );
   add('--kube-api-qps <float>', 'requests per second to the API server, per controller client', { def: RUN_DEFAULTS.kubeApiQps });
   add('--kube-api-burst <int>', 'burst of requests to the API server', { def: RUN_DEFAULTS.kubeApiBurst });
   const controllerSpecs = controllerFlags();
@@ -466,6 +478,18 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     r.problems.push(`--controllers: ${e.message}`);
   }
 
+  let gateSettings = new Map<string, boolean>();
+  const gatesGiven = r.given('feature-gates');
+  if (gatesGiven) {
+    const values = Array.isArray(gatesGiven.value) ? gatesGiven.value.filter((v): v is string => typeof v === 'string') : [String(gatesGiven.value)];
+    try {
+      gateSettings = parseFeatureGates(values);
+    } catch (e) {
+      if (!(e instanceof FeatureGateError)) throw e;
+      r.problems.push(`${gatesGiven.origin}: ${e.message}`);
+    }
+  }
+
   const kubeApiQps = r.positiveFloat('kube-api-qps', { def: RUN_DEFAULTS.kubeApiQps });
   const kubeApiBurst = r.int('kube-api-burst', { def: RUN_DEFAULTS.kubeApiBurst, min: 1, max: INT32_MAX });
 
@@ -526,7 +550,9 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     enabledControllers,
     kubeApiQps,
     kubeApiBurst,
-    controllerFlags: controllerFlagValues,
+    controllerFlags: { ...controllerFlagValues, ...resolveFeatureGates(gateSettings) },
+    featureGates: Object.fromEntries(gateSettings),
+    featureGateWarnings: settingWarnings(gateSettings),
     securePort,
     bindAddress,
     leaderElect,

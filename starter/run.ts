@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { startManager } from '../workers/manager';
 import { createLogger } from '../workers/logger';
 import { createMetrics } from '../workers/metrics';
-import { notImplemented } from '../workers/registry';
+import { UPSTREAM_REQUIRED_GATES, gatesOff } from '../workers/feature-gates';
+import { descriptorOf, notImplemented } from '../workers/registry';
 import { startHealthServer } from './health-server';
 import type { RunOptions } from './run-options';
 
@@ -44,7 +45,17 @@ export async function runManager(opts: RunOptions): Promise<void> {
   const logger = createLogger(opts.logLevel);
   installRuntimeLogger(logger, opts.logLevel);
   if (opts.leaderElectWarning) logger.warn(opts.leaderElectWarning);
-  const missing = notImplemented(opts.enabledControllers);
+  for (const w of opts.featureGateWarnings) logger.warn(w);
+  if (Object.keys(opts.featureGates).length) logger.info({ featureGates: opts.featureGates }, 'feature gates set');
+  // upstream skips a controller whose required feature gate is off, and says so
+  const gated = new Set<string>();
+  for (const c of [...opts.enabledControllers].sort()) {
+    const required = descriptorOf(c)?.requiredFeatureGates ?? UPSTREAM_REQUIRED_GATES[c];
+    if (gatesOff(opts.controllerFlags, required).length === 0) continue;
+    gated.add(c);
+    logger.info({ controller: c, requiredFeatureGates: required }, 'Controller is disabled by a feature gate');
+  }
+  const missing = notImplemented([...opts.enabledControllers].filter((c) => !gated.has(c)));
   if (missing.length) logger.info({ controllers: missing }, 'enabled but not implemented in this build; not started');
 
   const metrics = createMetrics();

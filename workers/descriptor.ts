@@ -9,6 +9,7 @@ import type { LocalReads } from '../activities/informers/local-reads';
 import type { KubeRest } from '../activities/kube/rest';
 import type { ClientRateScale } from '../activities/kube/service-account-credentials';
 import type { LoopTuning } from '../workflows/runtime/object-loop';
+import type { GateName } from './feature-gates';
 import { flagValue, type FlagSpec, type FlagValues, type IntFlag } from './flags';
 
 /*
@@ -110,6 +111,8 @@ export interface ControllerDescriptor {
   workflows: readonly Workflow[];
   activities(ctx: ActivityContext): ActivityMap;
   routes?: RouteFactory;
+  /** upstream's requiredFeatureGates: with any of them off (--feature-gates) it is disabled by its gate, as upstream skips it */
+  requiredFeatureGates?: readonly GateName[];
   /** why it cannot run as configured; it is then left out, as upstream skips it at start */
   precondition?(ctx: PreconditionContext): NotRunnable | undefined;
   /** work that no watch event starts (podgc's singleton workflow) */

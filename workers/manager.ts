@@ -17,6 +17,7 @@ import type { KcmSinks } from '../workflows/runtime/sinks';
 import type { RunOptions } from '../starter/run-options';
 import { loadTemporalTls } from '../starter/run-options';
 import { ActivityMap, ControllerDeps, ControllerDescriptor, concurrencyOf } from './descriptor';
+import { gatesOff } from './feature-gates';
 import { descriptorOf, implementedOf } from './registry';
 import { Metrics, resourceOfPath } from './metrics';
 import { ensureSearchAttributes } from './search-attributes';
@@ -64,6 +65,8 @@ export function rootCaOf(opts: RunOptions, kc: Pick<ResolvedKubeconfig, 'cluster
 /** Controllers that cannot run as configured are left out with a reason, as upstream skips them at start. */
 function runnable(opts: RunOptions, rootCa: string | undefined, logger: Logger): ControllerDescriptor[] {
   return implementedOf(opts.enabledControllers).filter((d) => {
+    // disabled by a feature gate: said once at start (starter/run.ts), as upstream logs it
+    if (gatesOff(opts.controllerFlags, d.requiredFeatureGates).length) return false;
     const problem = d.precondition?.({ flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile });
     if (problem?.fatal) throw new Error(problem.message);
     if (problem) logger.warn({ controller: d.name }, `controller not started: ${problem.message}`);

@@ -26,6 +26,7 @@ import { replicaSetController, replicationControllerController } from '../activi
 import { resourceQuotaController } from '../activities/resourcequota/controller';
 import { rootCaCertPublisherController } from '../activities/root-ca-cert-publisher/controller';
 import { statefulSetController } from '../activities/statefulset/controller';
+import { serviceCidrController } from '../activities/servicecidr/controller';
 import { serviceAccountTokenController } from '../activities/serviceaccount-token/controller';
 import { serviceAccountController } from '../activities/serviceaccount/controller';
 import { taintEvictionController } from '../activities/taint-eviction/controller';
@@ -74,6 +75,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   tokenCleanerController,
   bootstrapSignerController,
   legacyTokenCleanerController,
+  serviceCidrController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

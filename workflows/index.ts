@@ -34,4 +34,5 @@ export { csrSigningWorkflow } from './csrsigning/workflow';
 export { tokenCleanerWorkflow } from './tokencleaner/workflow';
 export { bootstrapSignerWorkflow } from './bootstrapsigner/workflow';
 export { legacyTokenCleanerWorkflow } from './legacy-token-cleaner/workflow';
+export { serviceCidrWorkflow } from './servicecidr/workflow';
 export { informerWorkflow } from './informer';

@@ -47,6 +47,8 @@ export const RESOURCES = {
   csiDrivers: grouped('storage.k8s.io', 'v1', 'csidrivers', 'CSIDriver', false),
   clusterRoles: grouped('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
   certificateSigningRequests: grouped('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', false),
+  serviceCidrs: grouped('networking.k8s.io', 'v1', 'servicecidrs', 'ServiceCIDR', false),
+  ipAddresses: grouped('networking.k8s.io', 'v1', 'ipaddresses', 'IPAddress', false),
 } as const satisfies Record<string, ResourceType>;
 
 export const apiVersionOf = (r: Pick<ResourceType, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);

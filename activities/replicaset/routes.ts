@@ -1,6 +1,8 @@
 import { selectorMatches } from '../../workflows/common/selector';
 import { isPodActive } from '../../workflows/replicaset/logic';
 import type { ReplicaOwnerEvent, ReplicaOwnerWorkflowInput } from '../../workflows/replicaset/workflow';
+import type { ReplicaOwnerGate } from '../../workflows/replicaset/gates';
+import { featureEnabled } from '../../workers/feature-gates';
 import type { PodSummary, ReplicaOwner, ReplicaOwnerKind } from '../../workflows/replicaset/types';
 import { POD_SUMMARY_FIELDS, REPLICA_OWNER_FIELDS, podSummary, replicaOwner } from '../kube/projections';
 import { controllerRef } from '../../workflows/common/controller-ref';
@@ -49,10 +51,12 @@ export function replicaRoutes({ input, signaller, cache }: RouteContext): RouteF
   pods.addIndex(ORPHANS_BY_NAMESPACE);
   const stores = new Map<OwnerResource, Store>();
 
+  const gatesOff = (['PodDeletionCost', 'DeploymentReplicaSetTerminatingReplicas'] as const satisfies readonly ReplicaOwnerGate[])
+    .filter((g) => !featureEnabled(input.flags, g));
   const queue = (res: OwnerResource, who: { namespace: string; name: string; uid: string }, event: ReplicaOwnerEvent, urgent = false) => {
     const args: ReplicaOwnerWorkflowInput = {
       controller: res.controller, kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid,
-      tuning: input.tuning, burstReplicas: input.burstReplicas,
+      tuning: input.tuning, burstReplicas: input.burstReplicas, ...(gatesOff.length ? { gatesOff } : {}),
     };
     signaller.queue({ controller: res.controller, workflow: replicaOwnerWorkflow, kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid, args },
       event, mergeReplicaOwnerEvents, urgent);

@@ -8,6 +8,8 @@ export const taintEvictionController: ControllerDescriptor = {
   short: 'taint-eviction',
   // upstream builds its client as node-controller, whose role allows the pod deletes and status patches
   serviceAccount: 'node-controller',
+  // locked on in 1.35 (off, upstream's node lifecycle controller would evict by taints itself)
+  requiredFeatureGates: ['SeparateTaintEvictionController'],
   // upstream's taint manager hashes work over 8 workers
   concurrency: 8,
   workflows: [taintEvictionWorkflow],

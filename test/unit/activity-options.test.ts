@@ -68,6 +68,7 @@ const expected: Record<string, ActivityOptions[]> = {
   resourcequota: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '15 seconds', retry: API_RETRY }],
   'root-ca-cert-publisher': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   serviceaccount: [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
+  servicecidr: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
   statefulset: [
     { startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: API_RETRY },
     { startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY },

@@ -1,4 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
+import { podsForRanking, statusForGates, type ReplicaOwnerGate } from './gates';
 import type { ReplicaActivities } from '../../activities/replicaset/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { objectIdentity } from '../runtime/identity';
@@ -60,7 +61,10 @@ export interface ReplicaOwnerWorkflowInput {
   nextSeq?: number;
   tuning?: Partial<LoopTuning>;
   burstReplicas?: number;
+  /** feature gates off (--feature-gates) that change what this controller does; absent: on, their 1.35 default */
+  gatesOff?: ReplicaOwnerGate[];
 }
+
 
 // every activity here heartbeats per API call, so a replica killed mid-batch is noticed in seconds
 const io = proxyActivities<ReplicaActivities>(POD_BATCHES);
@@ -140,7 +144,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     }
 
     let manageError: ManageError | undefined;
-    const plan = planReplicas(current, filterActivePods(active), { burstReplicas: input.burstReplicas ?? DEFAULT_BURST_REPLICAS, now: Date.now() });
+    const plan = planReplicas(current, filterActivePods(podsForRanking(active, input.gatesOff)), { burstReplicas: input.burstReplicas ?? DEFAULT_BURST_REPLICAS, now: Date.now() });
     if (plan.action === 'create') {
       // Slow start: 1, 2, 4, ... pods per batch; a failing batch stops the rest, so a broken
       // template or an exhausted quota costs a handful of rejected calls, not hundreds.
@@ -175,7 +179,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     const all = [...pods.values()];
     const owned = all.filter((p) => p.ownerReferences.some((o) => o.uid === current.uid && o.controller));
     const activeNow = classifyPods(current, all).activeOwned;
-    const status = calculateStatus(current, activeNow, owned, manageError, now);
+    const status = statusForGates(calculateStatus(current, activeNow, owned, manageError, now), input.gatesOff);
     if (!statusEqual(status, current.status)) {
       const r = await io.updateReplicaOwnerStatus({ owner: current, status });
       if (r.updated) owner = { ...current, resourceVersion: r.resourceVersion, status };
