@@ -1,14 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApiError } from '../../activities/kube/rest';
-import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { kubeconfigPath, kubectl } from '../support/nodes';
+import { kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * The ServiceCIDR controller compared with upstream kube-controller-manager v1.35.4 on the same
@@ -37,7 +36,7 @@ type Condition = { type: string; status: string; reason?: string; message?: stri
 type ServiceCidr = { metadata: { name: string; finalizers?: string[]; deletionTimestamp?: string }; spec: { cidrs: string[] }; status?: { conditions?: Condition[] } };
 type Event = { reason: string; message: string; type: string; involvedObject: { kind: string; name: string } };
 
-let upstream: ChildProcess | undefined;
+const upstream = new UpstreamKcm('service-cidr');
 let ours: ManagerProcess | undefined;
 const made: string[] = [];
 const namespaces: string[] = [];
@@ -174,17 +173,8 @@ async function endStaleDefaultRuns(): Promise<void> {
   }
 }
 
-async function stopUpstream(): Promise<void> {
-  if (!upstream) return;
-  if (upstream.exitCode === null && upstream.signalCode === null) {
-    upstream.kill('SIGTERM');
-    await new Promise((r) => upstream!.once('exit', r));
-  }
-  upstream = undefined;
-}
-
 afterAll(async () => {
-  await stopUpstream();
+  await upstream.stop();
   await ours?.kill();
   // no namespace controller runs here: the Services go first, so their addresses are released
   for (const ns of namespaces) {
@@ -201,17 +191,12 @@ afterAll(async () => {
 });
 
 test('ServiceCIDRs get the finalizer and Ready, and are held while an address would be orphaned, as upstream holds them', async () => {
-  const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-  const kcPath = kubeconfigPath();
-
   // each run's CIDRs are its own (10.<octet>.0.0/16), and a kept stack's earlier runs never collide
   const octet = 100 + Math.floor(Math.random() * 75) * 2;
   const theirs = await scenario(uniqueName('up'), octet, async () => {
-    const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', 'kcm-upstream-service-cidr.log'), 'a');
-    upstream = spawn(bin, [`--kubeconfig=${kcPath}`, `--authentication-kubeconfig=${kcPath}`, `--authorization-kubeconfig=${kcPath}`,
-      `--controllers=${CONTROLLERS}`, '--leader-elect=false', '--secure-port=0', '--use-service-account-credentials'], { stdio: ['ignore', log, log] });
+    await upstream.start(CONTROLLERS, ['--use-service-account-credentials']);
   }, async () => undefined);
-  await stopUpstream();
+  await upstream.stop();
 
   const taskQueue = uniqueName('service-cidr-e2e');
   let killedAt = 0;
