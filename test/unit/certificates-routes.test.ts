@@ -4,8 +4,7 @@ import { csrSigningRoutes } from '../../activities/csrsigning/routes';
 import { prune } from '../../activities/informers/fields';
 import type { KubeObject } from '../../activities/kube/projections';
 import { RESOURCES } from '../../activities/kube/resources';
-import type { CsrApprovingEvent } from '../../workflows/csrapproving/workflow';
-import type { CsrSigningEvent } from '../../workflows/csrsigning/workflow';
+import type { CsrEvent } from '../../workflows/certificates/csr';
 import { routeHarness } from '../support/routes';
 import { makeCsr } from '../support/x509';
 
@@ -32,7 +31,7 @@ describe('certificate routes', () => {
   });
 
   test('approver: only pending, recognized CSRs start a run; settled ones send nothing at a relist', () => {
-    const { sent, h } = routeHarness<CsrApprovingEvent>(csrApprovingRoutes, { controllers: ['csrapproving'] });
+    const { sent, h } = routeHarness<CsrEvent>(csrApprovingRoutes, { controllers: ['csrapproving'] });
     h(CSRS).relisted([
       csr('pending'),
       csr('approved', { conditions: [{ type: 'Approved', status: 'True' }] }),
@@ -47,7 +46,7 @@ describe('certificate routes', () => {
   test('signer: only approved, unfailed, unissued CSRs of a started signer; none without signing files', () => {
     expect(routeHarness(csrSigningRoutes, { controllers: ['csrsigning'] }).family).toBeUndefined();
     const flags = { 'cluster-signing-kubelet-client-cert-file': '/ca.crt', 'cluster-signing-kubelet-client-key-file': '/ca.key' };
-    const { sent, h } = routeHarness<CsrSigningEvent>(csrSigningRoutes, { controllers: ['csrsigning'], flags });
+    const { sent, h } = routeHarness<CsrEvent>(csrSigningRoutes, { controllers: ['csrsigning'], flags });
     const approved = { type: 'Approved', status: 'True' };
     h(CSRS).relisted([
       csr('pending'),

@@ -3,6 +3,7 @@
  * its PKCS#10 request (pkg/apis/certificates helpers): pure, so workflows and unit tests use them.
  * The parsing itself (DER, signatures) happens outside workflows, in activities/certificates/.
  */
+import type { LoopTuning } from '../runtime/object-loop';
 
 export const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
@@ -123,3 +124,49 @@ export function signerProblem(signer: BuiltinSigner, r: CsrRequestFacts, usages:
 }
 
 export const isBuiltinSigner = (s: string): s is BuiltinSigner => (BUILTIN_SIGNERS as readonly string[]).includes(s);
+
+/** What the watch sends the approver's and signer's per-CSR runs: the CSR as seen, or that it was deleted. */
+export type CsrEvent = { csr: CsrFacts } | { deletedUid: string };
+
+export interface CsrWorkflowInput {
+  name: string;
+  uid: string;
+  tuning?: Partial<LoopTuning>;
+  /** carried across continue-as-new: the CSR as last seen */
+  csr?: CsrFacts;
+}
+
+/** The latest view wins: a CSR's spec never changes, its status only moves on. */
+export function latestCsrEvent(_earlier: CsrEvent, later: CsrEvent): CsrEvent {
+  return later;
+}
+
+/** What a per-CSR run of the approver or signer knows of its CSR: the watch's latest view, and whether it went. */
+export class CsrSeen {
+  csr: CsrFacts | undefined;
+  deleted = false;
+
+  constructor(private readonly input: CsrWorkflowInput) {
+    this.csr = input.csr;
+  }
+
+  /** the UID this run works for: the CSR seen, else the one it was started for */
+  get uid(): string {
+    return this.csr?.uid ?? this.input.uid;
+  }
+
+  apply(e: CsrEvent): void {
+    if ('deletedUid' in e) {
+      // the deletion of another CSR under the name (this run's successor) changes nothing here
+      if (e.deletedUid === this.uid) this.deleted = true;
+      return;
+    }
+    this.csr = e.csr;
+    this.deleted = false;
+  }
+
+  /** the input of a run for `uid`: this one's next (continue-as-new) or a new CSR's under the name */
+  inputFor(uid: string): CsrWorkflowInput {
+    return { ...this.input, uid, csr: this.csr?.uid === uid ? this.csr : undefined };
+  }
+}

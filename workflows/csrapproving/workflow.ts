@@ -1,29 +1,13 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { CsrApprovingActivities } from '../../activities/csrapproving/activities';
-import type { CsrFacts } from '../certificates/csr';
+import { CsrSeen, type CsrEvent, type CsrWorkflowInput } from '../certificates/csr';
 import { API_WRITES } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { APPROVAL_MESSAGES, CONTROLLER, isPending, notApprovedMessage, recognizedAs, type ApprovalKind } from './logic';
 
-/** What the watch sends: the CSR as the approver sees it (a pending, recognized one), or that it was deleted. */
-export type CsrApprovingEvent = { csr: CsrFacts } | { deletedUid: string };
-
-export interface CsrApprovingWorkflowInput {
-  name: string;
-  uid: string;
-  tuning?: Partial<LoopTuning>;
-  /** carried across continue-as-new: the CSR as last seen */
-  csr?: CsrFacts;
-}
-
 export function csrApprovingWorkflowId(name: string): string {
   return `${CONTROLLER}/${name}`;
-}
-
-/** The latest view wins: a CSR's spec never changes, its status only moves on. */
-export function mergeCsrApprovingEvents(_earlier: CsrApprovingEvent, later: CsrApprovingEvent): CsrApprovingEvent {
-  return later;
 }
 
 const io = proxyActivities<CsrApprovingActivities>(API_WRITES);
@@ -34,17 +18,17 @@ const io = proxyActivities<CsrApprovingActivities>(API_WRITES);
  * is allowed the CSR is tried again after a backoff, as upstream requeues it. The run ends once
  * the CSR is approved, denied, issued or gone.
  */
-export async function csrApprovingWorkflow(input: CsrApprovingWorkflowInput): Promise<void> {
+export async function csrApprovingWorkflow(input: CsrWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
-  let csr: CsrFacts | undefined = input.csr;
-  let deleted = false;
+  const seen = new CsrSeen(input);
   let tried: ApprovalKind[] = [];
   let outcome = '';
   let approvedAs: ApprovalKind | undefined;
 
-  const id = objectIdentity<typeof csrApprovingWorkflow>(input.uid, (next) => [{ ...input, uid: next, csr: csr?.uid === next ? csr : undefined }]);
+  const id = objectIdentity<typeof csrApprovingWorkflow>(input.uid, (next) => [seen.inputFor(next)]);
 
   async function reconcile(): Promise<ReconcileResult> {
+    const { csr, deleted } = seen;
     if (deleted) {
       outcome = 'deleted';
       return { finished: true };
@@ -81,29 +65,22 @@ export async function csrApprovingWorkflow(input: CsrApprovingWorkflowInput): Pr
     return { failed: true, error: notApprovedMessage(csr.name, tried) };
   }
 
-  await runObjectLoop<CsrApprovingEvent>({
+  await runObjectLoop<CsrEvent>({
     controller: CONTROLLER,
     tuning,
-    apply(e) {
-      if ('deletedUid' in e) {
-        if (e.deletedUid === (csr?.uid ?? input.uid)) deleted = true;
-        return;
-      }
-      csr = e.csr;
-      deleted = false;
-    },
+    apply: (e) => seen.apply(e),
     reconcile,
     describe: () => ({
       csr: input.name,
-      uid: csr?.uid ?? input.uid,
-      signerName: csr?.signerName,
-      username: csr?.username,
-      recognizedAs: csr ? recognizedAs(csr) : [],
+      uid: seen.uid,
+      signerName: seen.csr?.signerName,
+      username: seen.csr?.username,
+      recognizedAs: seen.csr ? recognizedAs(seen.csr) : [],
       tried,
       approvedAs,
       outcome: outcome || undefined,
     }),
     drainBeforeFinish: true,
-    continueAsNewArgs: () => [{ ...input, uid: csr?.uid ?? input.uid, ...(csr ? { csr } : {}) }],
+    continueAsNewArgs: () => [seen.inputFor(seen.uid)],
   });
 }

@@ -1,28 +1,13 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { CsrSigningActivities, SignCsrResult } from '../../activities/csrsigning/activities';
-import type { CsrFacts } from '../certificates/csr';
+import { CsrSeen, type CsrEvent, type CsrWorkflowInput } from '../certificates/csr';
 import { apiBatches } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { CONTROLLER } from './logic';
 
-/** What the watch sends: the CSR (approved, not yet issued) as the signer sees it, or that it was deleted. */
-export type CsrSigningEvent = { csr: CsrFacts } | { deletedUid: string };
-
-export interface CsrSigningWorkflowInput {
-  name: string;
-  uid: string;
-  tuning?: Partial<LoopTuning>;
-  /** carried across continue-as-new: the CSR as last seen */
-  csr?: CsrFacts;
-}
-
 export function csrSigningWorkflowId(name: string): string {
   return `${CONTROLLER}/${name}`;
-}
-
-export function mergeCsrSigningEvents(_earlier: CsrSigningEvent, later: CsrSigningEvent): CsrSigningEvent {
-  return later;
 }
 
 // the activity heartbeats after each API call: a replica killed mid-signing is noticed in seconds,
@@ -36,16 +21,16 @@ const io = proxyActivities<CsrSigningActivities>(apiBatches('5 seconds'));
  * backoff, as upstream requeues it. The run ends once the CSR is issued, failed, no longer
  * approved, or gone.
  */
-export async function csrSigningWorkflow(input: CsrSigningWorkflowInput): Promise<void> {
+export async function csrSigningWorkflow(input: CsrWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
-  let csr: CsrFacts | undefined = input.csr;
-  let deleted = false;
+  const seen = new CsrSeen(input);
   let last: SignCsrResult | undefined;
   let attempts = 0;
 
-  const id = objectIdentity<typeof csrSigningWorkflow>(input.uid, (next) => [{ ...input, uid: next, csr: csr?.uid === next ? csr : undefined }]);
+  const id = objectIdentity<typeof csrSigningWorkflow>(input.uid, (next) => [seen.inputFor(next)]);
 
   async function reconcile(): Promise<ReconcileResult> {
+    const { csr, deleted } = seen;
     if (deleted) return { finished: true };
     if (!csr) return {};
     await id.handOverIfNew(csr.uid);
@@ -58,23 +43,16 @@ export async function csrSigningWorkflow(input: CsrSigningWorkflowInput): Promis
     return { finished: true };
   }
 
-  await runObjectLoop<CsrSigningEvent>({
+  await runObjectLoop<CsrEvent>({
     controller: CONTROLLER,
     tuning,
-    apply(e) {
-      if ('deletedUid' in e) {
-        if (e.deletedUid === (csr?.uid ?? input.uid)) deleted = true;
-        return;
-      }
-      csr = e.csr;
-      deleted = false;
-    },
+    apply: (e) => seen.apply(e),
     reconcile,
     describe: () => ({
       csr: input.name,
-      uid: csr?.uid ?? input.uid,
-      signerName: csr?.signerName,
-      usages: csr?.usages ?? [],
+      uid: seen.uid,
+      signerName: seen.csr?.signerName,
+      usages: seen.csr?.usages ?? [],
       outcome: last?.outcome,
       serialNumber: last?.serialNumber,
       notBefore: last?.notBefore,
@@ -83,6 +61,6 @@ export async function csrSigningWorkflow(input: CsrSigningWorkflowInput): Promis
       attempts,
     }),
     drainBeforeFinish: true,
-    continueAsNewArgs: () => [{ ...input, uid: csr?.uid ?? input.uid, ...(csr ? { csr } : {}) }],
+    continueAsNewArgs: () => [seen.inputFor(seen.uid)],
   });
 }
