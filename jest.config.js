@@ -2,7 +2,7 @@
  * @kubernetes/client-node 1.x and a few of its dependencies ship only ES modules, which jest's
  * CommonJS runtime cannot load; babel turns exactly those packages into CommonJS for the tests.
  */
-const esmPackages = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose', 'jsonpath-plus', 'rfc4648'];
+const esmPackages = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose', 'jsonpath-plus', 'rfc4648', '@marcbachmann/cel-js'];
 
 /** @type {import('jest').Config} */
 module.exports = {

@@ -34,6 +34,7 @@ import { tokenCleanerController } from '../activities/tokencleaner/controller';
 import { ttlAfterFinishedController } from '../activities/ttl-after-finished/controller';
 import { ttlController } from '../activities/ttl/controller';
 import { vacProtectionController } from '../activities/vac-protection/controller';
+import { vapStatusController } from '../activities/validatingadmissionpolicystatus/controller';
 import type { ControllerDescriptor } from './descriptor';
 import type { FlagSpec } from './flags';
 
@@ -76,6 +77,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   bootstrapSignerController,
   legacyTokenCleanerController,
   serviceCidrController,
+  vapStatusController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

@@ -49,6 +49,7 @@ export const RESOURCES = {
   certificateSigningRequests: grouped('certificates.k8s.io', 'v1', 'certificatesigningrequests', 'CertificateSigningRequest', false),
   serviceCidrs: grouped('networking.k8s.io', 'v1', 'servicecidrs', 'ServiceCIDR', false),
   ipAddresses: grouped('networking.k8s.io', 'v1', 'ipaddresses', 'IPAddress', false),
+  validatingAdmissionPolicies: grouped('admissionregistration.k8s.io', 'v1', 'validatingadmissionpolicies', 'ValidatingAdmissionPolicy', false),
 } as const satisfies Record<string, ResourceType>;
 
 export const apiVersionOf = (r: Pick<ResourceType, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);
