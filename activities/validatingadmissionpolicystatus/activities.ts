@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { FIELD_MANAGER, type PolicyView } from '../../workflows/validatingadmissionpolicystatus/logic';
 import type { FieldMask } from '../informers/fields';
-import { heartbeat } from '../kube/heartbeat';
+import { heartbeat, heartbeating } from '../kube/heartbeat';
 import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
@@ -133,10 +133,12 @@ const policyPath = (name: string) => resourcePath(RESOURCES.validatingAdmissionP
 /** The status controller's I/O: one activity reads a policy, its kinds' schemas, checks, and applies the status. */
 export function createVapStatusActivities(deps: VapStatusDeps) {
   const log = deps.logger.child({ controller: 'vapstatus' });
+  // every answer heartbeats: a replica killed mid-check is noticed within the heartbeat timeout
+  const rest = heartbeating(deps.rest);
 
   async function getOrUndefined<T>(path: string): Promise<T | undefined> {
     try {
-      return (await deps.rest.request<T>('GET', path)).body;
+      return (await rest.request<T>('GET', path)).body;
     } catch (e) {
       if (isStatus(e, 404)) return undefined;
       throw e;
@@ -158,6 +160,7 @@ export function createVapStatusActivities(deps: VapStatusDeps) {
         if (uid !== req.uid) return { outcome: 'replaced', uid };
         const view = policyView(policy);
         if (view.generation <= view.observedGeneration) {
+          log.info({ key: req.name, uid, generation: view.generation, reason: req.reason }, 'policy status already observes its generation');
           return { outcome: 'up-to-date', uid, generation: view.generation, observedGeneration: view.observedGeneration };
         }
 
@@ -198,6 +201,7 @@ export function createVapStatusActivities(deps: VapStatusDeps) {
         for (const gvk of await typesToCheck(spec.matchConstraints?.resourceRules ?? [], kindsFor)) {
           const type = await schemaOf(gvk);
           if (type) kinds.push({ gvk, type });
+          heartbeat();
         }
         let params: CelType | undefined;
         const pk = spec.paramKind;
@@ -208,9 +212,10 @@ export function createVapStatusActivities(deps: VapStatusDeps) {
           validations: (spec.validations ?? []).map((v) => ({ expression: v.expression ?? '', messageExpression: v.messageExpression })),
           variables: (spec.variables ?? []).map((v) => ({ name: v.name ?? '', expression: v.expression ?? '' })),
         }, kinds, params);
+        heartbeat();
 
         try {
-          await deps.rest.request('PATCH', `${policyPath(req.name)}/status?fieldManager=${FIELD_MANAGER}&force=true`, {
+          await rest.request('PATCH', `${policyPath(req.name)}/status?fieldManager=${FIELD_MANAGER}&force=true`, {
             contentType: 'application/apply-patch+yaml',
             body: {
               apiVersion: 'admissionregistration.k8s.io/v1',

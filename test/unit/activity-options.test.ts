@@ -77,6 +77,7 @@ const expected: Record<string, ActivityOptions[]> = {
   tokencleaner: [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   'ttl-after-finished': [{ startToCloseTimeout: '1 minute', retry: API_RETRY }],
   'vac-protection': [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
+  validatingadmissionpolicystatus: [{ startToCloseTimeout: '2 minutes', heartbeatTimeout: '5 seconds', retry: API_RETRY }],
 };
 
 test.each(Object.keys(expected))('%s schedules its activities with the options it always had', (dir) => {

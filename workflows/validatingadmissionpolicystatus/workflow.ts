@@ -1,6 +1,6 @@
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { CheckPolicyResult, VapStatusActivities } from '../../activities/validatingadmissionpolicystatus/activities';
-import { API_WRITES } from '../runtime/activity-options';
+import { apiBatches } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { CONTROLLER, PolicyView, checkDue, checkReason } from './logic';
@@ -26,7 +26,9 @@ export function mergeVapStatusEvents(_earlier: VapStatusEvent, later: VapStatusE
   return later;
 }
 
-const io = proxyActivities<VapStatusActivities>(API_WRITES);
+// the check reads discovery and OpenAPI documents, then writes: it heartbeats per step, so a
+// replica killed mid-check is noticed in seconds
+const io = proxyActivities<VapStatusActivities>(apiBatches('5 seconds'));
 
 /**
  * One ValidatingAdmissionPolicy whose generation has not been type-checked: has the activity read
