@@ -159,6 +159,9 @@ export function createVapStatusActivities(deps: VapStatusDeps) {
         const uid = policy.metadata?.uid ?? '';
         if (uid !== req.uid) return { outcome: 'replaced', uid };
         const view = policyView(policy);
+        if (view.generation > view.observedGeneration) {
+          log.info({ key: req.name, uid, generation: view.generation, reason: req.reason }, 'type-checking validating admission policy');
+        }
         if (view.generation <= view.observedGeneration) {
           log.info({ key: req.name, uid, generation: view.generation, reason: req.reason }, 'policy status already observes its generation');
           return { outcome: 'up-to-date', uid, generation: view.generation, observedGeneration: view.observedGeneration };
