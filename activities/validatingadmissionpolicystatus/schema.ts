@@ -213,5 +213,6 @@ export function schemaCelType(s: OpenApiSchema, isResourceRoot: boolean, name: s
 /** The resource's CEL type from its group version's document; undefined when the kind's schema is not there. */
 export function kindCelType(doc: OpenApiDocument, gvk: GroupVersionKind): CelType | undefined {
   const s = resolveKindSchema(doc, gvk);
-  return s ? schemaCelType(s, true, gvk.kind) : undefined;
+  // the library takes no one-letter type names
+  return s ? schemaCelType(s, true, gvk.kind.length > 1 ? gvk.kind : `${gvk.kind}_`) : undefined;
 }

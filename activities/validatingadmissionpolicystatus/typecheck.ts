@@ -82,7 +82,7 @@ export const NAMESPACE_TYPE: CelType = (() => {
 })();
 
 /** Registers the object types a type needs (each once, inner ones first) and gives its name in the library's syntax. */
-function declare(env: Environment, t: CelType, seen: Set<string>): string {
+function declare(env: Environment, t: CelType, seen: Map<string, ReadonlySet<string>>): string {
   switch (t.kind) {
     case 'primitive': return t.name;
     case 'list': return `list<${declare(env, t.elem, seen)}>`;
@@ -96,7 +96,7 @@ function declare(env: Environment, t: CelType, seen: Set<string>): string {
         for (const sig of [`${t.name} == null`]) {
           env.registerOperator(sig, () => false);
         }
-        seen.add(t.name);
+        seen.set(t.name, new Set(Object.keys(t.fields)));
       }
       return t.name;
     }
@@ -141,7 +141,7 @@ function splitTypeArgs(s: string): string[] {
 export function celGoTypeName(libType: string): string {
   const t = libType.trim();
   const inner = /^(list|map)<(.*)>$/.exec(t);
-  if (!inner) return t;
+  if (!inner) return t.replace(/\.__idx__(?=\.|$)/g, '.@idx').replace(/\.__elem__(?=\.|$)/g, '.@elem');
   return `${inner[1]}(${splitTypeArgs(inner[2]).map(celGoTypeName).join(', ')})`;
 }
 
@@ -196,7 +196,8 @@ function tokenOffset(node: ASTNode, input: string): number {
  * the policy was written, so the library's parser is the one at fault) or a call of a function
  * the library does not know (Kubernetes' CEL libraries: quantity, url, ip, cidr, authorizer, ...).
  */
-export function translateIssue(err: Error & { node?: unknown }, input: string, knownFunctions: ReadonlySet<string>): CelIssue | undefined {
+export function translateIssue(err: Error & { node?: unknown }, input: string, knownFunctions: ReadonlySet<string>,
+  typeOfSource: (source: string) => string | undefined = () => undefined): CelIssue | undefined {
   if (err.name !== 'TypeError') return undefined;
   const node = err.node as ASTNode | undefined;
   const first = err.message.split('\n')[0].trim();
@@ -216,6 +217,14 @@ export function translateIssue(err: Error & { node?: unknown }, input: string, k
   }
   if ((m = /^No such key: (.+)$/.exec(first))) return { offset, message: `undefined field '${m[1]}'` };
   if ((m = /^Unknown variable: (.+)$/.exec(first))) return { offset, message: `undeclared reference to '${m[1]}' (in container '')` };
+  if ((m = /^no such overload: ([!-])(\S+)$/.exec(first))) {
+    return { offset, message: `found no matching overload for '${m[1]}_' applied to '(${celGoTypeName(m[2])})'` };
+  }
+  if (node.op === '[]' && (m = /^List index must be int, got '(.+)'$/.exec(first))) {
+    const operand = node.args[0];
+    const listType = typeOfSource(input.slice(operand.start, operand.end));
+    if (listType) return { offset, message: `found no matching overload for '_[_]' applied to '(${celGoTypeName(listType)}, ${celGoTypeName(m[1])})'` };
+  }
   if ((m = /^no such overload: (.+?) (==|!=|<=|>=|<|>|\+|-|\*|\/|%|in|&&|\|\|) (.+)$/.exec(first))) {
     return { offset, message: `found no matching overload for '${OPERATOR_NAMES[m[2]]}' applied to '(${celGoTypeName(m[1])}, ${celGoTypeName(m[3])})'` };
   }
@@ -260,9 +269,8 @@ export function formatWarning(results: Array<{ gvk: GroupVersionKind; issues: st
 }
 
 /** The environment for one kind: the declared variables, before the policy's own variables. */
-function baseEnvironment(object: CelType, params: CelType | undefined): Environment {
-  const env = new Environment({ unlistedVariablesAreDyn: false, enableOptionalTypes: true, homogeneousAggregateLiterals: false });
-  const seen = new Set<string>();
+function baseEnvironment(object: CelType, params: CelType | undefined, seen: Map<string, ReadonlySet<string>>): Environment {
+  const env = new Environment({ unlistedVariablesAreDyn: false, enableOptionalTypes: true, homogeneousAggregateLiterals: true });
   env.registerVariable('namespaceObject', declare(env, NAMESPACE_TYPE, seen));
   env.registerVariable('request', declare(env, REQUEST_TYPE, seen));
   const objectType = declare(env, object, seen);
@@ -278,17 +286,69 @@ function knownFunctionsOf(env: Environment): Set<string> {
   return new Set(env.getDefinitions().functions.map((f) => f.name));
 }
 
-/** The issue of one expression in one environment, formatted as cel-go's; undefined when it checks. */
-function checkOne(env: Environment, expression: string, known: ReadonlySet<string>): string | undefined {
+/** The type the library gives a piece of an expression on its own (undefined when it does not check alone: a macro's variable). */
+function typeOfSource(env: Environment, source: string): string | undefined {
+  try {
+    const r = env.check(source);
+    return r.valid ? r.type : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `has(x.f)` where x is an object type without f: cel-go reports the undefined field, the
+ * library does not. Found by walking the parsed expression; x is typed on its own, so a macro's
+ * variable (`c` in `all(c, has(c.f))`) is not looked into.
+ */
+function hasIssues(env: Environment, expression: string, objectFields: ReadonlyMap<string, ReadonlySet<string>>): CelIssue[] {
+  let ast: ASTNode;
+  try {
+    ast = env.parse(expression).ast;
+  } catch {
+    return [];
+  }
+  const out: CelIssue[] = [];
+  const visit = (n: unknown): void => {
+    if (Array.isArray(n)) {
+      n.forEach(visit);
+      return;
+    }
+    if (!n || typeof n !== 'object' || !('op' in n)) return;
+    const node = n as ASTNode;
+    if (node.op === 'call' && node.args[0] === 'has' && node.args[1].length === 1 && node.args[1][0].op === '.') {
+      const sel = node.args[1][0] as Extract<ASTNode, { op: '.' }>;
+      const operand = sel.args[0];
+      const t = typeOfSource(env, expression.slice(operand.start, operand.end));
+      const fields = t !== undefined ? objectFields.get(t) : undefined;
+      if (fields && !fields.has(sel.args[1])) {
+        // cel-go places it at the macro's parenthesis
+        const paren = expression.indexOf('(', node.start);
+        out.push({ offset: paren >= 0 ? paren : node.pos, message: `undefined field '${sel.args[1]}'` });
+      }
+    }
+    visit(node.args);
+  };
+  visit(ast);
+  return out;
+}
+
+/** The issues of one expression in one environment, formatted as cel-go's and in its order; undefined when it checks. */
+function checkOne(env: Environment, expression: string, known: ReadonlySet<string>, objectFields: ReadonlyMap<string, ReadonlySet<string>>): string | undefined {
   let r;
   try {
     r = env.check(expression);
   } catch (e) {
     r = { valid: false, error: e as Error };
   }
-  if (r.valid || !r.error) return undefined;
-  const issue = translateIssue(r.error as Error & { node?: unknown }, expression, known);
-  return issue ? formatIssue(expression, issue) : undefined;
+  const issues = hasIssues(env, expression, objectFields);
+  if (!r.valid && r.error) {
+    const issue = translateIssue(r.error as Error & { node?: unknown }, expression, known, (src) => typeOfSource(env, src));
+    if (issue && !issues.some((i) => i.offset === issue.offset)) issues.push(issue);
+  }
+  if (issues.length === 0) return undefined;
+  issues.sort((a, b) => a.offset - b.offset);
+  return issues.map((i) => formatIssue(expression, i)).join('\n');
 }
 
 /**
@@ -297,8 +357,15 @@ function checkOne(env: Environment, expression: string, known: ReadonlySet<strin
  * type, or undefined when the policy has none or it did not resolve.
  */
 export function checkPolicy(policy: PolicyExpressions, kinds: KindType[], params: CelType | undefined): ExpressionWarning[] {
-  const envs = kinds.map((k) => {
-    const base = baseEnvironment(k.type, params);
+  const envs = kinds.flatMap((k) => {
+    const objectFields = new Map<string, ReadonlySet<string>>();
+    let base: Environment;
+    try {
+      base = baseEnvironment(k.type, params, objectFields);
+    } catch {
+      // a type the library cannot declare: that kind is not checked, as upstream skips a kind whose schema fails
+      return [];
+    }
     // each variable sees the ones before it; a variable that does not check is dyn
     const fields: Record<string, string> = {};
     for (const v of policy.variables) {
@@ -317,12 +384,12 @@ export function checkPolicy(policy: PolicyExpressions, kinds: KindType[], params
     const env = base.clone();
     env.registerType('kubernetes.variables', { fields });
     env.registerVariable('variables', 'kubernetes.variables');
-    return { gvk: k.gvk, env, known: knownFunctionsOf(env) };
+    return [{ gvk: k.gvk, env, known: knownFunctionsOf(env), objectFields }];
   });
   const check = (expression: string): string | undefined => {
     const results: Array<{ gvk: GroupVersionKind; issues: string }> = [];
     for (const e of envs) {
-      const issues = checkOne(e.env, expression, e.known);
+      const issues = checkOne(e.env, expression, e.known, e.objectFields);
       if (issues !== undefined) results.push({ gvk: e.gvk, issues });
     }
     return results.length ? formatWarning(results) : undefined;

@@ -170,6 +170,26 @@ describe('checkPolicy', () => {
     ]);
   });
 
+  test("what upstream wrote on the stack for the same expressions (cel-go's words and columns)", () => {
+    const w = (expression: string) => check([{ expression }])[0]?.warning.split('\n')[0].replace('apps/v1, Kind=Deployment: ', '');
+    expect(w('has(object.spec.replicasx)')).toBe("ERROR: <input>:1:4: undefined field 'replicasx'");
+    expect(w('object.spec.replicas + 1.0 > 2.0')).toBe("ERROR: <input>:1:22: found no matching overload for '_+_' applied to '(int, double)'");
+    expect(w('size(object.spec.replicas) > 0')).toBe("ERROR: <input>:1:5: found no matching overload for 'size' applied to '(int)'");
+    expect(w('object.spec.replicas.startsWith("a")')).toBe("ERROR: <input>:1:32: found no matching overload for 'startsWith' applied to 'int.(string)'");
+    expect(w('object.spec.containers[0].namex == "a"')).toBe("ERROR: <input>:1:26: undefined field 'namex'");
+    expect(w('object.spec.replicas == 1u')).toBe("ERROR: <input>:1:22: found no matching overload for '_==_' applied to '(int, uint)'");
+    expect(w('object.metadata.labels.a == 1')).toBe("ERROR: <input>:1:26: found no matching overload for '_==_' applied to '(string, int)'");
+    expect(w('object.spec.replicas in ["a"]')).toBe("ERROR: <input>:1:22: found no matching overload for '@in' applied to '(int, list(string))'");
+    expect(w('!object.spec.replicas')).toBe("ERROR: <input>:1:1: found no matching overload for '!_' applied to '(int)'");
+    expect(w('object.spec.replicas == null')).toBe("ERROR: <input>:1:22: found no matching overload for '_==_' applied to '(int, null)'");
+    expect(w('int(object.spec.paused) > 0')).toBe("ERROR: <input>:1:4: found no matching overload for 'int' applied to '(bool)'");
+    expect(w('object.spec.containers.map(c, c.namex).size() > 0')).toBe("ERROR: <input>:1:32: undefined field 'namex'");
+    // upstream's type names carry a random number (Deployment308373540.spec.containers.@idx); ours none
+    expect(w('object.spec.containers["a"] == 1'))
+      .toBe("ERROR: <input>:1:23: found no matching overload for '_[_]' applied to '(list(Deployment.spec.containers.@idx), string)'");
+    expect(w('object.spec.maxSurge == 1 && -object.spec.replicas < 0')).toBeUndefined();
+  });
+
   test('params typed from paramKind; undeclared when it did not resolve', () => {
     const params = kindCelType(DOC, { group: 'example.com', version: 'v1', kind: 'Params' });
     expect(check([{ expression: 'object.spec.replicas <= params.maxReplicas' }], { params })).toEqual([]);
