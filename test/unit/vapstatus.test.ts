@@ -1,7 +1,9 @@
+import pino from 'pino';
 import { prune } from '../../activities/informers/fields';
+import { ApiError, type KubeRest } from '../../activities/kube/rest';
 import type { KubeObject } from '../../activities/kube/projections';
 import { RESOURCES } from '../../activities/kube/resources';
-import { VAP_STATUS_FIELDS, parseApiVersion, policyView, typesToCheck } from '../../activities/validatingadmissionpolicystatus/activities';
+import { VAP_STATUS_FIELDS, createVapStatusActivities, parseApiVersion, policyView, typesToCheck } from '../../activities/validatingadmissionpolicystatus/activities';
 import { vapStatusRoutes } from '../../activities/validatingadmissionpolicystatus/routes';
 import {
   escapePropertyName, gvkString, kindCelType, resolveKindSchema, schemaCelType, type CelType, type OpenApiDocument,
@@ -291,5 +293,67 @@ describe('vapstatus decisions and routes', () => {
 
   test('off unless enabled', () => {
     expect(routeHarness(vapStatusRoutes, { controllers: ['ttl'] }).family).toBeUndefined();
+  });
+});
+
+describe('typeCheckPolicy (the activity, on a scripted client)', () => {
+  /** A client answering from fixed objects, recording the writes: no server, only the calls the activity makes. */
+  function scripted(policy: Record<string, unknown> | undefined, onPatch?: () => void) {
+    const writes: Array<{ path: string; body: unknown; contentType?: string }> = [];
+    const rest = {
+      async request<T>(method: string, path: string, ro: { body?: unknown; contentType?: string } = {}): Promise<{ status: number; body: T }> {
+        const ok = (body: unknown) => ({ status: 200, body: body as T });
+        if (method === 'PATCH') {
+          writes.push({ path, body: ro.body, contentType: ro.contentType });
+          onPatch?.();
+          return ok({});
+        }
+        if (path.startsWith('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/')) {
+          if (!policy) throw new ApiError(404, 'NotFound', 'not found');
+          return ok(policy);
+        }
+        if (path === '/apis/apps/v1') return ok({ resources: [{ name: 'deployments', singularName: 'deployment', kind: 'Deployment' }, { name: 'deployments/scale', kind: 'Scale' }] });
+        if (path === '/openapi/v3') return ok({ paths: { 'apis/apps/v1': { serverRelativeURL: '/openapi/v3/apis/apps/v1?hash=1' } } });
+        if (path === '/openapi/v3/apis/apps/v1?hash=1') return ok(DOC);
+        throw new ApiError(404, 'NotFound', `no ${path}`);
+      },
+    };
+    const acts = createVapStatusActivities({ rest: rest as unknown as KubeRest, logger: pino({ level: 'silent' }) });
+    return { acts, writes };
+  }
+  const vap = (o: { uid?: string; generation?: number; observed?: number } = {}) => ({
+    metadata: { name: 'p', uid: o.uid ?? 'u1', generation: o.generation ?? 2, resourceVersion: '42' },
+    spec: { matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments', 'deployments/scale'] }] },
+      validations: [{ expression: 'object.spec.replicas > 1' }, { expression: 'object.spec.replicasx > 1' }] },
+    ...(o.observed ? { status: { observedGeneration: o.observed } } : {}),
+  });
+  const req = { reason: 'r', name: 'p', uid: 'u1', generation: 2 };
+
+  test("applies upstream's status under its field manager, guarded by the resourceVersion read", async () => {
+    const { acts, writes } = scripted(vap({ observed: 1 }));
+    expect(await acts.typeCheckPolicy(req)).toEqual({ outcome: 'written', uid: 'u1', generation: 2, observedGeneration: 2,
+      kinds: ['apps/v1, Kind=Deployment'], warnings: ['spec.validations[1].expression'] });
+    expect(writes).toEqual([{
+      path: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/p/status?fieldManager=validatingadmissionpolicy-status&force=true',
+      contentType: 'application/apply-patch+yaml',
+      body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'p', resourceVersion: '42' },
+        status: { observedGeneration: 2, typeChecking: { expressionWarnings: [{ fieldRef: 'spec.validations[1].expression',
+          warning: "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicasx'\n | object.spec.replicasx > 1\n | ...........^\n" }] } } },
+    }]);
+  });
+
+  test('settled, gone or replaced: nothing written', async () => {
+    for (const [policy, outcome] of [[vap({ observed: 2 }), 'up-to-date'], [undefined, 'gone'], [vap({ uid: 'u2' }), 'replaced']] as const) {
+      const { acts, writes } = scripted(policy);
+      expect((await acts.typeCheckPolicy(req)).outcome).toBe(outcome);
+      expect(writes).toEqual([]);
+    }
+  });
+
+  test('a conflict (the policy changed since the read) is reported for a new check', async () => {
+    const { acts } = scripted(vap(), () => {
+      throw new ApiError(409, 'Conflict', 'the object has been modified');
+    });
+    expect(await acts.typeCheckPolicy(req)).toEqual({ outcome: 'conflict', uid: 'u1', generation: 2 });
   });
 });
