@@ -126,7 +126,7 @@ interface OpenApiIndex {
 
 /** Documents by their content-addressed URL: a URL is never reused for other content. */
 const documents = new Map<string, OpenApiDocument>();
-const MAX_DOCUMENTS = 64;
+const MAX_DOCUMENTS = 16;
 
 const policyPath = (name: string) => resourcePath(RESOURCES.validatingAdmissionPolicies, undefined, name);
 
