@@ -45,7 +45,7 @@ export interface ExpressionWarning {
 
 /** One problem the library found, placed and worded as cel-go would. */
 export interface CelIssue {
-  /** 0-based offset into the expression (code points) */
+  /** 0-based offset into the expression, as JavaScript indexes strings (UTF-16 units, the library's positions) */
   offset: number;
   message: string;
 }
@@ -237,8 +237,9 @@ const MAX_SNIPPET = 16384;
 
 /** cel-go's display of one issue: `ERROR: <input>:line:col: message`, the line, and a caret under the column. */
 export function formatIssue(input: string, issue: CelIssue): string {
+  // cel-go counts columns in code points
   const chars = [...input];
-  const offset = Math.max(0, Math.min(issue.offset, chars.length));
+  const offset = Math.min([...input.slice(0, Math.max(0, issue.offset))].length, chars.length);
   let line = 1;
   let lineStart = 0;
   for (let i = 0; i < offset; i++) {

@@ -131,6 +131,8 @@ describe('warning text', () => {
     expect(formatIssue('true &&\n\tobject.x', { offset: 14, message: 'm' })).toBe('ERROR: <input>:2:7: m\n |  object.x\n | ......^');
     // wide characters before the column widen the dots
     expect(formatIssue('"é" == 1', { offset: 4, message: 'm' })).toBe('ERROR: <input>:1:5: m\n | "é" == 1\n | .．..^');
+    // a character outside the BMP is two UTF-16 units and one column
+    expect(formatIssue('"😀" == 1', { offset: 5, message: 'm' })).toBe('ERROR: <input>:1:5: m\n | "😀" == 1\n | .．..^');
   });
 
   test('per kind, prefixed by the GVK, each ending in a newline, joined by a newline', () => {
