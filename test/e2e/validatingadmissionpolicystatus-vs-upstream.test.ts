@@ -15,7 +15,8 @@ import { UpstreamKcm } from '../support/upstream';
  * expressionWarning's fieldRef and text, and who owns the status in managedFields). The policies:
  * a valid one on apps/v1 deployments (with a variable and a messageExpression), one with an
  * undefined field, one comparing an int with a string, one with a paramKind (ConfigMap), one
- * matching two kinds, one on a group no API serves, one with wildcard groups, and one updated to
+ * matching two kinds, one on a custom resource (a CRD's schema: int-or-string, preserve-unknown-fields,
+ * an embedded resource), one on a group no API serves, one with wildcard groups, and one updated to
  * generation 2 after its first check. Ours runs as two replicas; the one that starts checking a
  * batch of policies is killed with kill -9, and every policy of the batch still gets its status.
  */
@@ -49,6 +50,19 @@ interface Policy {
 
 const DEPLOYMENTS = [{ apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] }];
 
+/** A CRD: its kind's type comes from the apiserver's OpenAPI v3 for both managers. */
+const CRD_NAME = 'gadgets.vap-e2e-crd.example.com';
+const CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: CRD_NAME },
+  spec: {
+    group: 'vap-e2e-crd.example.com', scope: 'Namespaced', names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: {
+      size: { type: 'integer' }, port: { 'x-kubernetes-int-or-string': true }, free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+      tmpl: { type: 'object', 'x-kubernetes-embedded-resource': true, properties: { spec: { type: 'object', properties: { n: { type: 'integer' } } } } },
+    } } } } } }],
+  },
+};
+
 const POLICIES: Record<string, PolicySpec> = {
   valid: {
     variables: [{ name: 'many', expression: 'object.spec.replicas > 3' }],
@@ -77,6 +91,11 @@ const POLICIES: Record<string, PolicySpec> = {
     validations: [{ expression: 'object.spec.replicasx > 1' }],
   },
   update: { validations: [{ expression: 'object.spec.replicas <= 5' }] },
+  crd: {
+    rules: [{ apiGroups: ['vap-e2e-crd.example.com'], apiVersions: ['v1'], resources: ['gadgets'] }],
+    validations: [{ expression: 'object.spec.size == "1"' }, { expression: 'object.spec.port == 1 && object.spec.tmpl.metadata.name != ""' },
+      { expression: 'object.spec.free.x == 1' }],
+  },
 };
 
 function policyBody(name: string, p: PolicySpec): Record<string, unknown> {
@@ -151,8 +170,20 @@ async function scenario(prefix: string, midBatch: () => Promise<void>): Promise<
   return out;
 }
 
+beforeAll(async () => {
+  await rest.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: CRD }).catch((e) => {
+    if (!(e instanceof ApiError && e.status === 409)) throw e;
+  });
+  // served, and in the OpenAPI v3 index, before any policy names it
+  await eventually('the CRD in OpenAPI v3', async () => {
+    const index = (await rest.request<{ paths?: Record<string, unknown> }>('GET', '/openapi/v3')).body;
+    return index.paths?.['apis/vap-e2e-crd.example.com/v1'] ? true : undefined;
+  }, 30_000, 100);
+});
+
 afterAll(async () => {
   await upstream.stop();
+  await rest.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`).catch(() => undefined);
   await Promise.all(managers.map((m) => m.kill()));
   for (const n of made) await rest.request('DELETE', `${VAPS}/${n}`).catch(() => undefined);
 });
@@ -192,6 +223,7 @@ test('ValidatingAdmissionPolicy status: observedGeneration and type-checking war
   expect(warnings(theirs.unknowngroup)).toEqual([]);
   expect(warnings(theirs.wildcard)).toEqual([]);
   expect(theirs.updated).toMatchObject({ generation: 2, status: { observedGeneration: 2 } });
+  expect(warnings(theirs.crd).map((w) => w.fieldRef)).toEqual(['spec.validations[0].expression', 'spec.validations[2].expression']);
 
   // ours: the same, field by field
   expect(Object.keys(ours)).toEqual(Object.keys(theirs));
