@@ -6,8 +6,8 @@
  * an expression against declared variable types without evaluating it (`Environment.check`):
  * declared object types with typed fields, lists, maps, timestamps, durations, the standard
  * overloads and macros, optional syntax. It has no dependencies, is actively released and typed.
- * @bufbuild/cel and cel-js (ChromeGG) parse and evaluate but do not check types. Only activities
- * load it: workflows never see a CEL value.
+ * @bufbuild/cel and cel-js (ChromeGG) are evaluators (so their packages describe them), with no
+ * check against declared types. Only activities load it: workflows never see a CEL value.
  *
  * What upstream checks: each validation's expression and messageExpression, against the type of
  * every kind the policy's matchConstraints select (at most 10, wildcards and subresources
