@@ -49,7 +49,7 @@ interface Case {
 function pods(tc: Case): HpaPod[] {
   const n = Math.max(tc.currentReplicas, tc.podPhase?.length ?? 0);
   return Array.from({ length: n }, (_, i) => {
-    const req = tc.requests && i < tc.requests.length ? { cpu: tc.requests[i] } : {};
+    const req: Record<string, number> = tc.requests && i < tc.requests.length ? { cpu: tc.requests[i] } : {};
     return {
       name: `test-pod-${i}`,
       phase: tc.podPhase?.[i] ?? 'Running',
