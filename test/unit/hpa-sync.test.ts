@@ -3,10 +3,11 @@
  * AbleToScale / ScalingActive / ScalingLimited conditions, the Events, and the stabilization
  * timeline kept in a JSON history across syncs (as the workflow will keep it across failovers).
  */
-import type { V2HorizontalPodAutoscalerBehavior, V2MetricSpec } from '@kubernetes/client-node';
+import type { V1Pod, V2HorizontalPodAutoscalerBehavior, V2MetricSpec } from '@kubernetes/client-node';
 import { setCondition } from '../../workflows/hpa/conditions';
 import { checkSelector, finishSync, needsMetrics, planSync, type HpaSpecView, type HpaStatusView, type RescaleOutcome, type SyncResult } from '../../workflows/hpa/logic';
 import { computeReplicasForMetrics, goLabelSelectorString, milliQuantity, milliValueOf, readPlanFor, type MetricReading } from '../../workflows/hpa/metric-status';
+import { hpaPodFromPod, podMetricsItem } from '../../workflows/hpa/projections';
 import { samplesFromPodMetrics } from '../../workflows/hpa/replica-calculator';
 import { DEFAULT_HPA_CONFIG, emptyHistory, type HpaHistory, type HpaPod } from '../../workflows/hpa/types';
 
@@ -292,5 +293,35 @@ describe('metric statuses and names', () => {
     const c2 = setCondition(b, { type: 'AbleToScale', status: 'False', reason: 'FailedGetScale', message: 'm3' }, '2026-11-24T12:10:00Z');
     expect(c2[0].lastTransitionTime).toBe('2026-11-24T12:10:00Z');
     expect(a[0].reason).toBe('SucceededGetScale');
+  });
+});
+
+describe('projections from API objects', () => {
+  it('a Pod becomes an HpaPod; a PodMetrics a PodMetricsItem; together they give the acceptance proposal', () => {
+    const pod: V1Pod = {
+      metadata: { name: 'web-0' },
+      spec: {
+        containers: [{ name: 'app', resources: { requests: { cpu: '100m', memory: '64Mi' } } }],
+        initContainers: [{ name: 'log', restartPolicy: 'Always', resources: { requests: { cpu: '10m' } } }],
+      },
+      status: { phase: 'Running', startTime: new Date(T0 - 600_000), conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(T0 - 590_000) }] },
+    };
+    const p = hpaPodFromPod(pod);
+    expect(p).toEqual({
+      name: 'web-0',
+      phase: 'Running',
+      startTimeMs: T0 - 600_000,
+      ready: { status: 'True', lastTransitionTimeMs: T0 - 590_000 },
+      containers: [{ name: 'app', requestsMilli: { cpu: 100, memory: 67108864000 } }],
+      initContainers: [{ name: 'log', restartable: true, requestsMilli: { cpu: 10 } }],
+    });
+    const item = podMetricsItem({ metadata: { name: 'web-0' }, timestamp: '2026-11-24T11:59:50Z', window: '15.2s', containers: [{ name: 'app', usage: { cpu: '140m' } }, { name: 'log', usage: { cpu: '10m' } }] });
+    expect(item).toEqual({ name: 'web-0', timestampMs: T0 - 10_000, windowMs: 15_200, containers: [{ name: 'app', usageMilli: { cpu: 140 } }, { name: 'log', usageMilli: { cpu: 10 } }] });
+    const p1 = { ...p, name: 'web-1' };
+    const m = computeReplicasForMetrics([cpu50], [{ podSamples: samplesFromPodMetrics([item, { ...item, name: 'web-1' }], 'cpu', '') }], {
+      namespace: 'default', specReplicas: 2, statusReplicas: 2, pods: [p, p1], tolerances: { scaleDown: 0.1, scaleUp: 0.1 }, config: DEFAULT_HPA_CONFIG, nowMs: T0,
+    });
+    // (140m + 10m) of (100m + 10m) requested: 136% against 50%
+    expect(m).toMatchObject({ replicas: 6, statuses: [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 136, averageValue: '150m' } } }] });
   });
 });

@@ -40,9 +40,10 @@ export type SelectorCheck = { ok: true } | { ok: false; error: string; condition
 
 /**
  * The scale's status.selector checks upstream makes before reading metrics: present, parseable
- * (the caller parses and passes the parser's error), and not shared with another HPA.
+ * (the caller parses and passes the parser's error), and its pods not selected by another HPA
+ * (`hpasSelectingPods`: "namespace/name" of every HPA whose selector matches one of them).
  */
-export function checkSelector(selector: string | undefined, parseError: string | undefined, otherHpasSelectingPods: readonly string[], selfKey: string): SelectorCheck {
+export function checkSelector(selector: string | undefined, parseError: string | undefined, hpasSelectingPods: readonly string[], selfKey: string): SelectorCheck {
   if (!selector) {
     return { ok: false, error: 'selector is required', condition: scalingActive.selectorMissing(), event: hpaEvents.selectorRequired() };
   }
@@ -50,8 +51,8 @@ export function checkSelector(selector: string | undefined, parseError: string |
     const c = scalingActive.invalidSelector(parseError);
     return { ok: false, error: c.message, condition: c, event: hpaEvents.invalidSelector(parseError) };
   }
-  const keys = [...new Set([selfKey, ...otherHpasSelectingPods])];
-  if (otherHpasSelectingPods.some((k) => k !== selfKey)) {
+  const keys = [...new Set([selfKey, ...hpasSelectingPods])];
+  if (keys.length > 1) {
     const c = scalingActive.ambiguousSelector(selector, keys);
     return { ok: false, error: c.message, condition: c, event: hpaEvents.ambiguousSelector(selector, keys) };
   }
