@@ -35,4 +35,5 @@ export { tokenCleanerWorkflow } from './tokencleaner/workflow';
 export { bootstrapSignerWorkflow } from './bootstrapsigner/workflow';
 export { legacyTokenCleanerWorkflow } from './legacy-token-cleaner/workflow';
 export { serviceCidrWorkflow } from './servicecidr/workflow';
+export { resourceClaimPodWorkflow, resourceClaimWorkflow } from './resourceclaim/workflow';
 export { informerWorkflow } from './informer';
