@@ -115,6 +115,8 @@ export interface RecordClaimFailureRequest {
 
 export interface ResourceClaimDeps {
   rest: KubeRest;
+  /** the manager's own client: templates are read as upstream reads them, through the shared informer (its role cannot get them) */
+  reader: KubeRest;
   logger: Logger;
   recordEvent: RecordEvent;
   flags: FlagValues;
@@ -183,7 +185,7 @@ export function createResourceClaimActivities(deps: ResourceClaimDeps) {
         }
         let t: KubeObject | undefined;
         try {
-          t = (await deps.rest.request<KubeObject>('GET', templatePath(req.namespace, req.template))).body;
+          t = (await deps.reader.request<KubeObject>('GET', templatePath(req.namespace, req.template))).body;
         } catch (e) {
           if (e instanceof ApiError && !e.transient) return { outcome: 'failed', message: `resource claim template "${req.template}": ${e.serverMessage}` };
           throw e;

@@ -12,6 +12,6 @@ export const resourceClaimController: ControllerDescriptor = {
   // upstream runs 50 workers and has no flag for them
   concurrency: 50,
   workflows: [resourceClaimPodWorkflow, resourceClaimWorkflow],
-  activities: (ctx) => createResourceClaimActivities({ rest: ctx.rest, logger: ctx.logger, recordEvent: ctx.recordEvent, flags: ctx.flags }),
+  activities: (ctx) => createResourceClaimActivities({ rest: ctx.rest, reader: ctx.reader, logger: ctx.logger, recordEvent: ctx.recordEvent, flags: ctx.flags }),
   routes: resourceClaimRoutes,
 };
