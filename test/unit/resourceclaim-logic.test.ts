@@ -54,6 +54,8 @@ describe('pod decisions', () => {
   it('podNeedsWork: a claim to generate, a user claim missing, a foreign claim, a claim to reserve', () => {
     expect(podNeedsWork(pod(), lookupOf())).toMatchObject({ needs: true, reason: 'must create ResourceClaim from template' });
     expect(podNeedsWork(pod({ deleting: true }), lookupOf()).needs).toBe(false);
+    // a finished pod whose claim was deleted gets no new one
+    expect(podNeedsWork(pod({ phase: 'Succeeded', nodeName: 'n', statuses: { gpu: 'p-gpu-abcde' } }), lookupOf())).toEqual({ needs: false, reason: 'pod has terminated' });
     // recorded but deleted since: generate again
     expect(podNeedsWork(pod({ statuses: { gpu: 'p-gpu-abcde' } }), lookupOf()).needs).toBe(true);
     expect(podNeedsWork(pod({ statuses: { gpu: 'p-gpu-abcde' } }), lookupOf(claim())).needs).toBe(false);

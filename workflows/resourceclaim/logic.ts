@@ -127,6 +127,10 @@ export type ClaimLookup = (name: string) => ClaimView | undefined;
 /** podNeedsWork: whether the pod has a claim to generate or an allocated claim to reserve. */
 export function podNeedsWork(pod: ClaimPodView, lookup: ClaimLookup): { needs: boolean; reason: string } {
   if (pod.deleting) return { needs: false, reason: 'pod is deleted' };
+  // upstream would generate a deleted claim of a finished pod again, but its mutation cache still
+  // holds the claim it created and hides the deletion; a pod that no longer needs claims gets none
+  const keep = podNeedsClaims(pod, false);
+  if (!keep.needs) return keep;
   for (const e of pod.claims) {
     const r = claimNameOf(pod, e);
     if (r.kind === 'unsupported') return { needs: true, reason: r.message };

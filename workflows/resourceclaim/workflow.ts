@@ -8,6 +8,7 @@ import {
   entryStep,
   failureEventMessage,
   planClaim,
+  podNeedsClaims,
   type ClaimPlan,
   type ClaimPodView,
   type ClaimView,
@@ -59,7 +60,7 @@ export async function resourceClaimPodWorkflow(input: ResourceClaimWorkflowInput
     const seen = await io.observeClaimPod({ namespace: input.namespace, name: input.name });
     pod = seen.pod;
     claims = seen.claims;
-    if (!pod || pod.deleting) return { finished: true };
+    if (!pod || pod.deleting || !podNeedsClaims(pod, false).needs) return { finished: true };
     const p = pod;
     const lookup = (n: string) => claims[n] ?? undefined;
 
