@@ -167,6 +167,8 @@ async function scenario(prefix: string, start: () => Promise<void>, midway: () =
     result[b] = { claims: owned.length, recorded: owned.length === 1 && recorded === owned[0].metadata.name };
   }
   for (const b of burst) await rest.request('DELETE', podPath(ns, b));
+  // their claims are released, then deleted by the garbage collector
+  await eventually('the burst claims gone', async () => !(await claims(ns)).some((c) => c.metadata.ownerReferences?.[0]?.name.startsWith('burst-')), 30_000, 200);
 
   await finish(ns, 'user');
   await eventually('shared released', async () => {
