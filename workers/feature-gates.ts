@@ -35,7 +35,6 @@ export type GateName = string;
  */
 export const UPSTREAM_REQUIRED_GATES: Readonly<Record<string, readonly GateName[]>> = {
   'device-taint-eviction-controller': ['DynamicResourceAllocation', 'DRADeviceTaints'],
-  'resourceclaim-controller': ['DynamicResourceAllocation'],
   'storageversion-garbage-collector-controller': ['APIServerIdentity', 'StorageVersionAPI'],
   'selinux-warning-controller': ['SELinuxChangePolicy'],
   'podcertificaterequest-cleaner-controller': ['PodCertificateRequest'],

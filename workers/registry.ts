@@ -23,6 +23,7 @@ import { pvExpanderController } from '../activities/pv-expander/controller';
 import { pvProtectionController } from '../activities/pv-protection/controller';
 import { pvcProtectionController } from '../activities/pvc-protection/controller';
 import { replicaSetController, replicationControllerController } from '../activities/replicaset/controller';
+import { resourceClaimController } from '../activities/resourceclaim/controller';
 import { resourceQuotaController } from '../activities/resourcequota/controller';
 import { rootCaCertPublisherController } from '../activities/root-ca-cert-publisher/controller';
 import { statefulSetController } from '../activities/statefulset/controller';
@@ -78,6 +79,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   legacyTokenCleanerController,
   serviceCidrController,
   vapStatusController,
+  resourceClaimController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

@@ -36,4 +36,5 @@ export { bootstrapSignerWorkflow } from './bootstrapsigner/workflow';
 export { legacyTokenCleanerWorkflow } from './legacy-token-cleaner/workflow';
 export { serviceCidrWorkflow } from './servicecidr/workflow';
 export { vapStatusWorkflow } from './validatingadmissionpolicystatus/workflow';
+export { resourceClaimPodWorkflow, resourceClaimWorkflow } from './resourceclaim/workflow';
 export { informerWorkflow } from './informer';

@@ -50,6 +50,10 @@ export const RESOURCES = {
   serviceCidrs: grouped('networking.k8s.io', 'v1', 'servicecidrs', 'ServiceCIDR', false),
   ipAddresses: grouped('networking.k8s.io', 'v1', 'ipaddresses', 'IPAddress', false),
   validatingAdmissionPolicies: grouped('admissionregistration.k8s.io', 'v1', 'validatingadmissionpolicies', 'ValidatingAdmissionPolicy', false),
+  resourceClaims: grouped('resource.k8s.io', 'v1', 'resourceclaims', 'ResourceClaim'),
+  resourceClaimTemplates: grouped('resource.k8s.io', 'v1', 'resourceclaimtemplates', 'ResourceClaimTemplate'),
+  deviceClasses: grouped('resource.k8s.io', 'v1', 'deviceclasses', 'DeviceClass', false),
+  resourceSlices: grouped('resource.k8s.io', 'v1', 'resourceslices', 'ResourceSlice', false),
 } as const satisfies Record<string, ResourceType>;
 
 export const apiVersionOf = (r: Pick<ResourceType, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);

@@ -11,6 +11,7 @@ import { PortAllocator, isPortFree } from './ports';
 import { PidRecord, isOurs, readPid, removePid, startDetached, stopProcess, tailLog } from './processes';
 import { probe } from './http-probe';
 import { liftBootTaints } from './boot-taints';
+import { ensureDra } from './dra';
 import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, KWOK_SILENT_LABEL, ensureDefaultServiceAccount, ensureNodes, readyNodeCount } from './nodes';
 import { ensureDevSearchAttributes, temporalHealthy } from './temporal-dev';
 
@@ -359,6 +360,7 @@ export async function up(opts: UpOptions): Promise<StackState> {
     const kc = adminKubeConfig(dataDir);
     await ensureNodes(kc, nodes);
     await ensureDefaultServiceAccount(kc);
+    await ensureDra(kc, nodes);
     await waitFor(async () => {
       const { ready, total } = await readyNodeCount(kc);
       return ready === nodes && total === nodes;

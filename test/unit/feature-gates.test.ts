@@ -48,6 +48,7 @@ describe('the gate table', () => {
     for (const c of Object.keys(UPSTREAM_REQUIRED_GATES)) expect(ALL_CONTROLLERS).toContain(c);
     const required = Object.fromEntries(CONTROLLERS.filter((d) => d.requiredFeatureGates).map((d) => [d.name, d.requiredFeatureGates]));
     expect(required).toEqual({
+      'resourceclaim-controller': ['DynamicResourceAllocation'],
       'service-cidr-controller': ['MultiCIDRServiceAllocator'],
       'taint-eviction-controller': ['SeparateTaintEvictionController'],
       'volumeattributesclass-protection-controller': ['VolumeAttributesClass'],
