@@ -3,17 +3,7 @@ import type { LocalReads } from '../informers/local-reads';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import { heartbeat } from '../kube/heartbeat';
-import {
-  claimableBy,
-  deleteControllerRevisions,
-  listAll,
-  patchOwners,
-  postControllerRevision,
-  renumberControllerRevision,
-  revisionPath,
-  type RenumberRevisionRequest,
-  type RevisionWriteRequest,
-} from '../kube/controller-revisions';
+import { claimableBy, listAll, patchOwners, postControllerRevision, revisionPath, revisionWriteActivities, type RevisionWriteRequest } from '../kube/controller-revisions';
 import { adoptBy, releaseFrom } from '../kube/ownership';
 import { createOwnedPods, deleteOwnedPods, type PodOwner, type PodWriteFailure } from '../kube/pod-writes';
 import type { KubeObject } from '../kube/projections';
@@ -133,6 +123,7 @@ const target = (ds: DaemonSetRef): EventTarget => ({ apiVersion: 'apps/v1', kind
 export function createDaemonSetActivities(deps: DaemonSetDeps) {
   const { rest, reader } = deps;
   const log = deps.logger.child({ controller: 'daemonset' });
+  const revisionWrites = revisionWriteActivities(rest, log, revisionView);
   const owner = (ds: DaemonSetRef): PodOwner => ({ target: target(ds), component: EVENT_COMPONENT });
 
   const list = (path: string) => listAll(reader, path);
@@ -249,16 +240,9 @@ export function createDaemonSetActivities(deps: DaemonSetDeps) {
       });
     },
 
-    async renumberRevision(req: RenumberRevisionRequest): Promise<DaemonRevisionView | undefined> {
-      return apiCall(async () => {
-        const r = await renumberControllerRevision(rest, log, req);
-        return r && revisionView(r);
-      });
-    },
+    renumberRevision: revisionWrites.renumber,
 
-    async deleteRevisions(req: RevisionWriteRequest): Promise<void> {
-      return apiCall(() => deleteControllerRevisions(rest, log, req));
-    },
+    deleteRevisions: revisionWrites.remove,
 
     /** Pods of duplicate current revisions take the kept revision's hash (upstream's dedupCurHistories). */
     async relabelPods(req: RelabelPodsRequest): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { FieldMask } from '../informers/fields';
-import { isStatus } from './failures';
+import { apiCall, isStatus } from './failures';
 import { heartbeat } from './heartbeat';
 import { patchOwnerReferences } from './ownership';
 import type { KubeObject } from './projections';
@@ -154,4 +154,15 @@ export async function deleteControllerRevisions(rest: KubeRest, log: Logger, req
     heartbeat();
   }
   log.info({ namespace: req.namespace, revisions: req.names, reason: req.reason }, 'deleted revisions');
+}
+
+/** The renumber and delete activities of a controller whose revisions it reads as `view`. */
+export function revisionWriteActivities<V>(rest: KubeRest, log: Logger, view: (o: KubeObject) => V) {
+  return {
+    renumber: (req: RenumberRevisionRequest): Promise<V | undefined> => apiCall(async () => {
+      const r = await renumberControllerRevision(rest, log, req);
+      return r && view(r);
+    }),
+    remove: (req: RevisionWriteRequest): Promise<void> => apiCall(() => deleteControllerRevisions(rest, log, req)),
+  };
 }

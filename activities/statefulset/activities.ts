@@ -3,17 +3,7 @@ import type { LocalReads } from '../informers/local-reads';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
 import { heartbeat } from '../kube/heartbeat';
-import {
-  claimableBy,
-  deleteControllerRevisions,
-  listAll,
-  patchOwners,
-  postControllerRevision,
-  renumberControllerRevision,
-  revisionPath,
-  type RenumberRevisionRequest,
-  type RevisionWriteRequest,
-} from '../kube/controller-revisions';
+import { claimableBy, listAll, patchOwners, postControllerRevision, revisionPath, revisionWriteActivities } from '../kube/controller-revisions';
 import { adoptBy, releaseFrom } from '../kube/ownership';
 import { createOwnedPods, deleteOwnedPods, type PodEventMessages, type PodOwner } from '../kube/pod-writes';
 import type { KubeObject } from '../kube/projections';
@@ -145,6 +135,7 @@ class Refused extends Error {}
 export function createStatefulSetActivities(deps: StatefulSetDeps) {
   const { rest, reader } = deps;
   const log = deps.logger.child({ controller: 'statefulset' });
+  const revisionWrites = revisionWriteActivities(rest, log, statefulRevisionView);
 
   const list = (path: string) => listAll(reader, path);
 
@@ -375,16 +366,9 @@ export function createStatefulSetActivities(deps: StatefulSetDeps) {
     },
 
     /** UpdateControllerRevision: an earlier revision with the set's template becomes the newest. */
-    async renumberStatefulRevision(req: RenumberRevisionRequest): Promise<StatefulRevisionView | undefined> {
-      return apiCall(async () => {
-        const r = await renumberControllerRevision(rest, log, req);
-        return r && statefulRevisionView(r);
-      });
-    },
+    renumberStatefulRevision: revisionWrites.renumber,
 
-    async deleteStatefulRevisions(req: RevisionWriteRequest): Promise<void> {
-      return apiCall(() => deleteControllerRevisions(rest, log, req));
-    },
+    deleteStatefulRevisions: revisionWrites.remove,
 
     /**
      * The sync's pod and claim writes, stage by stage. OrderedReady sends one action at a time;
