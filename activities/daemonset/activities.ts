@@ -3,15 +3,14 @@ import type { LocalReads } from '../informers/local-reads';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import { heartbeat } from '../kube/heartbeat';
-import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
+import { claimableBy, listAll, patchOwners, postControllerRevision, revisionPath, revisionWriteActivities, type RevisionWriteRequest } from '../kube/controller-revisions';
+import { adoptBy, releaseFrom } from '../kube/ownership';
 import { createOwnedPods, deleteOwnedPods, type PodOwner, type PodWriteFailure } from '../kube/pod-writes';
 import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
 import { updateGuarded, withoutEmpty } from '../kube/update';
 import { REVISION_HASH_LABEL } from '../../workflows/common/controller-history';
-import { controllerRef } from '../../workflows/common/controller-ref';
-import { selectorMatches } from '../../workflows/common/selector';
 import type { DaemonEvent, DaemonStatusCounts } from '../../workflows/daemonset/plan';
 import { nodeShouldRunDaemonPod } from '../../workflows/daemonset/predicates';
 import { daemonPodManifest, daemonSetControllerRef } from '../../workflows/daemonset/pods';
@@ -72,19 +71,6 @@ export interface BumpCollisionRequest {
   reason: string;
 }
 
-export interface RevisionWriteRequest {
-  namespace: string;
-  names: string[];
-  reason: string;
-}
-
-export interface RenumberRevisionRequest {
-  namespace: string;
-  name: string;
-  revision: number;
-  reason: string;
-}
-
 export interface RelabelPodsRequest {
   namespace: string;
   pods: Array<{ name: string; uid: string }>;
@@ -131,27 +117,16 @@ export interface DaemonSetDeps {
 
 const dsPath = (ns: string, name: string) => resourcePath(RESOURCES.daemonSets, ns, name);
 const podPath = (ns: string, name?: string) => resourcePath(RESOURCES.pods, ns, name);
-const revisionPath = (ns: string, name?: string) => resourcePath(RESOURCES.controllerRevisions, ns, name);
 const target = (ds: DaemonSetRef): EventTarget => ({ apiVersion: 'apps/v1', kind: 'DaemonSet', namespace: ds.namespace, name: ds.name, uid: ds.uid });
 
 /** The DaemonSet controller's I/O; every write is safe to run twice. */
 export function createDaemonSetActivities(deps: DaemonSetDeps) {
   const { rest, reader } = deps;
   const log = deps.logger.child({ controller: 'daemonset' });
+  const revisionWrites = revisionWriteActivities(rest, log, revisionView);
   const owner = (ds: DaemonSetRef): PodOwner => ({ target: target(ds), component: EVENT_COMPONENT });
 
-  async function list(path: string): Promise<KubeObject[]> {
-    const items: KubeObject[] = [];
-    let cont = '';
-    do {
-      const page = (await reader.request<{ items: KubeObject[]; metadata: { continue?: string } }>('GET',
-        `${path}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`)).body;
-      items.push(...page.items);
-      cont = page.metadata.continue ?? '';
-      heartbeat();
-    } while (cont);
-    return items;
-  }
+  const list = (path: string) => listAll(reader, path);
 
   async function freshDaemonSet(ds: DaemonSetRef): Promise<DaemonSetView | undefined> {
     try {
@@ -174,10 +149,7 @@ export function createDaemonSetActivities(deps: DaemonSetDeps) {
           if (isStatus(e, 404)) return { verdicts: {}, pods: [], revisions: [] };
           throw e;
         }
-        const claimable = (o: KubeObject) => {
-          const ref = controllerRef(o.metadata?.ownerReferences);
-          return ref ? ref.uid === ds.uid : selectorMatches(ds.selector, o.metadata?.labels);
-        };
+        const claimable = claimableBy(ds);
         const nodes = await list(resourcePath(RESOURCES.nodes));
         const verdicts = Object.fromEntries(nodes.map((n) => [n.metadata?.name ?? '', nodeShouldRunDaemonPod(daemonNodeView(n), daemonPodSpec(ds))]));
         const pods = (await list(podPath(key.namespace))).filter(claimable).map(daemonPodView);
@@ -194,11 +166,7 @@ export function createDaemonSetActivities(deps: DaemonSetDeps) {
         const alive = adopting ? await freshDaemonSet(req.ds) : undefined;
         const canAdopt = !!alive && !alive.deleting;
         const ref = daemonSetControllerRef(req.ds);
-        const patch = async (path: string, uid: string, change: Parameters<typeof patchOwnerReferences>[3]) => {
-          const r = await patchOwnerReferences(rest, path, uid, change);
-          heartbeat();
-          return 'patched' in r ? r.patched : undefined;
-        };
+        const patch = (path: string, uid: string, change: Parameters<typeof patchOwners>[3]) => patchOwners(rest, path, uid, change);
         for (const [list, adopt] of [[req.adoptPods, true], [req.releasePods, false]] as const) {
           if (adopt && !canAdopt) continue;
           for (const p of list) {
@@ -224,25 +192,17 @@ export function createDaemonSetActivities(deps: DaemonSetDeps) {
      */
     async createRevision(req: CreateRevisionRequest): Promise<CreateRevisionResult> {
       return apiCall(async () => {
-        const meta = {
-          name: req.name,
-          namespace: req.ds.namespace,
-          labels: { ...(req.ds.templateLabels ?? {}), [REVISION_HASH_LABEL]: req.hash },
-          ...(req.ds.annotations ? { annotations: req.ds.annotations } : {}),
-          ownerReferences: [daemonSetControllerRef(req.ds)],
-        };
-        // the data goes as its own bytes: revisions are compared byte for byte
-        const body = `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":${JSON.stringify(meta)},"data":${req.data},"revision":${req.revision}}`;
-        try {
-          const r = await rest.request<KubeObject>('POST', revisionPath(req.ds.namespace), { rawBody: body });
+        const r = await postControllerRevision(rest, REVISION_HASH_LABEL, {
+          namespace: req.ds.namespace, name: req.name, hash: req.hash, templateLabels: req.ds.templateLabels, annotations: req.ds.annotations,
+          owner: daemonSetControllerRef(req.ds), data: req.data, revision: req.revision,
+        });
+        if ('created' in r) {
           log.info({ key: `${req.ds.namespace}/${req.ds.name}`, revision: req.name, number: req.revision, reason: req.reason }, 'created revision');
-          return { outcome: 'created', revision: revisionView(r.body) };
-        } catch (e) {
-          if (!isStatus(e, 409)) throw e;
-          const existing = revisionView((await rest.request<KubeObject>('GET', revisionPath(req.ds.namespace, req.name))).body);
-          if (existing.data === req.data && existing.controllerRef?.uid === req.ds.uid) return { outcome: 'existed', revision: existing };
-          return { outcome: 'collision' };
+          return { outcome: 'created', revision: revisionView(r.created) };
         }
+        const existing = revisionView(r.existing);
+        if (existing.data === req.data && existing.controllerRef?.uid === req.ds.uid) return { outcome: 'existed', revision: existing };
+        return { outcome: 'collision' };
       });
     },
 
@@ -280,30 +240,9 @@ export function createDaemonSetActivities(deps: DaemonSetDeps) {
       });
     },
 
-    async renumberRevision(req: RenumberRevisionRequest): Promise<DaemonRevisionView | undefined> {
-      return apiCall(async () => {
-        const r = await rest.request<KubeObject>('PATCH', revisionPath(req.namespace, req.name), {
-          contentType: 'application/merge-patch+json', body: { revision: req.revision },
-        }).catch((e: unknown) => {
-          if (isStatus(e, 404)) return undefined;
-          throw e;
-        });
-        log.info({ revision: `${req.namespace}/${req.name}`, number: req.revision, reason: req.reason }, 'renumbered revision');
-        return r && revisionView(r.body);
-      });
-    },
+    renumberRevision: revisionWrites.renumber,
 
-    async deleteRevisions(req: RevisionWriteRequest): Promise<void> {
-      return apiCall(async () => {
-        for (const name of req.names) {
-          await rest.request('DELETE', revisionPath(req.namespace, name)).catch((e: unknown) => {
-            if (!isStatus(e, 404)) throw e;
-          });
-          heartbeat();
-        }
-        log.info({ namespace: req.namespace, revisions: req.names, reason: req.reason }, 'deleted revisions');
-      });
-    },
+    deleteRevisions: revisionWrites.remove,
 
     /** Pods of duplicate current revisions take the kept revision's hash (upstream's dedupCurHistories). */
     async relabelPods(req: RelabelPodsRequest): Promise<void> {

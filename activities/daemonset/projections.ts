@@ -1,8 +1,8 @@
 import type { FieldMask } from '../informers/fields';
 import type { KubeObject } from '../kube/projections';
-import { goJson } from '../../workflows/common/controller-history';
+import { CONTROLLER_REVISION_FIELDS, controllerRevisionView, revisionedWorkloadMeta } from '../kube/controller-revisions';
 import { controllerRef } from '../../workflows/common/controller-ref';
-import type { LabelSelector, PodTemplate } from '../../workflows/common/meta';
+import type { LabelSelector, OwnerRef, PodTemplate } from '../../workflows/common/meta';
 import { REVISION_HASH_LABEL } from '../../workflows/common/controller-history';
 import { TEMPLATE_GENERATION_ANNOTATION, TEMPLATE_GENERATION_LABEL, targetNodeName, type DaemonNodeView, type DaemonPodSpecView, type DaemonUpdateStrategy } from '../../workflows/daemonset/predicates';
 import type { AffinityView } from '../../workflows/common/node-affinity';
@@ -34,14 +34,7 @@ export function daemonSetView(o: KubeObject): DaemonSetView {
     : { type: 'RollingUpdate', ...(ru?.maxUnavailable !== undefined ? { maxUnavailable: ru.maxUnavailable } : {}), ...(ru?.maxSurge !== undefined ? { maxSurge: ru.maxSurge } : {}) };
   const generation = m.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
   return {
-    namespace: m.namespace ?? '',
-    name: m.name ?? '',
-    uid: m.uid ?? '',
-    ...(m.annotations && Object.keys(m.annotations).length ? { annotations: { ...m.annotations } } : {}),
-    resourceVersion: m.resourceVersion ?? '',
-    generation: m.generation ?? 0,
-    deleting: !!m.deletionTimestamp,
-    selector: spec.selector ?? null,
+    ...revisionedWorkloadMeta(d, spec.selector),
     template: spec.template ?? { spec: {} },
     updateStrategy,
     minReadySeconds: spec.minReadySeconds ?? 0,
@@ -110,20 +103,10 @@ export function daemonPodView(o: KubeObject): DaemonPodView {
 }
 
 /** What revisionView reads of a ControllerRevision. */
-export const REVISION_FIELDS: FieldMask = { metadata: true, data: true, revision: true };
+export const REVISION_FIELDS: FieldMask = CONTROLLER_REVISION_FIELDS;
+
+const daemonRefView = (ref: OwnerRef): OwnerRef => ({ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, controller: true });
 
 export function revisionView(o: KubeObject): DaemonRevisionView {
-  const m = o.metadata ?? {};
-  const r = o as KubeObject & { data?: unknown; revision?: number };
-  const ref = controllerRef(m.ownerReferences);
-  return {
-    name: m.name ?? '',
-    uid: m.uid ?? '',
-    labels: m.labels ?? {},
-    ...(ref ? { controllerRef: { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: ref.uid, controller: true } } : {}),
-    revision: r.revision ?? 0,
-    ...(m.creationTimestamp ? { creationTimestamp: m.creationTimestamp } : {}),
-    ...(m.labels?.[REVISION_HASH_LABEL] ? { hash: m.labels[REVISION_HASH_LABEL] } : {}),
-    data: goJson(r.data ?? null),
-  };
+  return controllerRevisionView(o, daemonRefView, REVISION_HASH_LABEL);
 }

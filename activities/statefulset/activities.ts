@@ -3,16 +3,15 @@ import type { LocalReads } from '../informers/local-reads';
 import type { EventTarget, RecordEvent } from '../kube/events';
 import { apiCall, asActivityFailure, isStatus } from '../kube/failures';
 import { heartbeat } from '../kube/heartbeat';
-import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
+import { claimableBy, listAll, patchOwners, postControllerRevision, revisionPath, revisionWriteActivities } from '../kube/controller-revisions';
+import { adoptBy, releaseFrom } from '../kube/ownership';
 import { createOwnedPods, deleteOwnedPods, type PodEventMessages, type PodOwner } from '../kube/pod-writes';
 import type { KubeObject } from '../kube/projections';
 import { ApiError, type KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
 import { updateGuarded } from '../kube/update';
 import { CONTROLLER_REVISION_HASH_LABEL, hashRevisionData, revisionName } from '../../workflows/common/controller-history';
-import { controllerRef } from '../../workflows/common/controller-ref';
 import type { OwnerRef } from '../../workflows/common/meta';
-import { selectorMatches } from '../../workflows/common/selector';
 import { slowStartBatches } from '../../workflows/replicaset/logic';
 import type { PodAction, SyncPlan } from '../../workflows/statefulset/control';
 import type { StatefulClaimView, StatefulPodView, StatefulRevisionView, StatefulSetView } from '../../workflows/statefulset/types';
@@ -112,7 +111,6 @@ export interface StatefulSetDeps {
 const setPath = (ns: string, name: string) => resourcePath(RESOURCES.statefulSets, ns, name);
 const podPath = (ns: string, name?: string) => resourcePath(RESOURCES.pods, ns, name);
 const claimPath = (ns: string, name?: string) => resourcePath(RESOURCES.persistentVolumeClaims, ns, name);
-const revisionPath = (ns: string, name?: string) => resourcePath(RESOURCES.controllerRevisions, ns, name);
 const target = (s: StatefulSetRef): EventTarget => ({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: s.namespace, name: s.name, uid: s.uid });
 
 /** upstream's recordPodEvent wording (the verb title-cased): `<Verb> Pod <pod> in StatefulSet <set> successful|failed error: ...` */
@@ -137,19 +135,9 @@ class Refused extends Error {}
 export function createStatefulSetActivities(deps: StatefulSetDeps) {
   const { rest, reader } = deps;
   const log = deps.logger.child({ controller: 'statefulset' });
+  const revisionWrites = revisionWriteActivities(rest, log, statefulRevisionView);
 
-  async function list(path: string): Promise<KubeObject[]> {
-    const items: KubeObject[] = [];
-    let cont = '';
-    do {
-      const page = (await reader.request<{ items: KubeObject[]; metadata: { continue?: string } }>('GET',
-        `${path}?limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`)).body;
-      items.push(...page.items);
-      cont = page.metadata.continue ?? '';
-      heartbeat();
-    } while (cont);
-    return items;
-  }
+  const list = (path: string) => listAll(reader, path);
 
   async function getOrUndefined(path: string): Promise<KubeObject | undefined> {
     try {
@@ -309,10 +297,7 @@ export function createStatefulSetActivities(deps: StatefulSetDeps) {
           if (isStatus(e, 404)) return { pods: [], revisions: [], claims: [] };
           throw e;
         }
-        const claimable = (o: KubeObject) => {
-          const ref = controllerRef(o.metadata?.ownerReferences);
-          return ref ? ref.uid === set.uid : selectorMatches(set.selector, o.metadata?.labels);
-        };
+        const claimable = claimableBy(set);
         const pods = (await list(podPath(key.namespace))).filter(claimable).map(statefulPodView);
         const revisions = (await list(revisionPath(key.namespace))).filter(claimable).map(statefulRevisionView);
         const prefixes = templateNames(set).map((t) => `${t}-${set.name}-`);
@@ -333,11 +318,7 @@ export function createStatefulSetActivities(deps: StatefulSetDeps) {
           canAdopt = !!fresh && fresh.metadata?.uid === req.set.uid && !fresh.metadata?.deletionTimestamp;
         }
         const ref = setControllerRef(req.set);
-        const patch = async (path: string, uid: string, change: Parameters<typeof patchOwnerReferences>[3]) => {
-          const r = await patchOwnerReferences(rest, path, uid, change);
-          heartbeat();
-          return 'patched' in r ? r.patched : undefined;
-        };
+        const patch = (path: string, uid: string, change: Parameters<typeof patchOwners>[3]) => patchOwners(rest, path, uid, change);
         if (canAdopt) {
           for (const p of req.adoptPods) {
             const o = await patch(podPath(req.set.namespace, p.name), p.uid, adoptBy(ref));
@@ -368,54 +349,26 @@ export function createStatefulSetActivities(deps: StatefulSetDeps) {
         for (;;) {
           const hash = hashRevisionData(req.data, collisionCount);
           const name = revisionName(req.set.name, hash);
-          const meta = {
-            name,
-            namespace: req.set.namespace,
-            labels: { ...(req.set.templateLabels ?? {}), [CONTROLLER_REVISION_HASH_LABEL]: hash },
-            ...(req.set.annotations ? { annotations: req.set.annotations } : {}),
-            ownerReferences: [setControllerRef(req.set)],
-          };
-          const body = `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":${JSON.stringify(meta)},"data":${req.data},"revision":${req.revision}}`;
-          try {
-            const r = await rest.request<KubeObject>('POST', revisionPath(req.set.namespace), { rawBody: body });
+          const r = await postControllerRevision(rest, CONTROLLER_REVISION_HASH_LABEL, {
+            namespace: req.set.namespace, name, hash, templateLabels: req.set.templateLabels, annotations: req.set.annotations,
+            owner: setControllerRef(req.set), data: req.data, revision: req.revision,
+          });
+          if ('created' in r) {
             log.info({ key: `${req.set.namespace}/${req.set.name}`, revision: name, number: req.revision, reason: req.reason }, 'created revision');
-            return { revision: statefulRevisionView(r.body), collisionCount };
-          } catch (e) {
-            if (!isStatus(e, 409)) throw e;
-            const existing = statefulRevisionView((await rest.request<KubeObject>('GET', revisionPath(req.set.namespace, name))).body);
-            if (existing.data === req.data) return { revision: existing, collisionCount };
-            collisionCount++;
-            heartbeat();
+            return { revision: statefulRevisionView(r.created), collisionCount };
           }
+          const existing = statefulRevisionView(r.existing);
+          if (existing.data === req.data) return { revision: existing, collisionCount };
+          collisionCount++;
+          heartbeat();
         }
       });
     },
 
     /** UpdateControllerRevision: an earlier revision with the set's template becomes the newest. */
-    async renumberStatefulRevision(req: { namespace: string; name: string; revision: number; reason: string }): Promise<StatefulRevisionView | undefined> {
-      return apiCall(async () => {
-        const r = await rest.request<KubeObject>('PATCH', revisionPath(req.namespace, req.name), {
-          contentType: 'application/merge-patch+json', body: { revision: req.revision },
-        }).catch((e: unknown) => {
-          if (isStatus(e, 404)) return undefined;
-          throw e;
-        });
-        log.info({ revision: `${req.namespace}/${req.name}`, number: req.revision, reason: req.reason }, 'renumbered revision');
-        return r && statefulRevisionView(r.body);
-      });
-    },
+    renumberStatefulRevision: revisionWrites.renumber,
 
-    async deleteStatefulRevisions(req: { namespace: string; names: string[]; reason: string }): Promise<void> {
-      return apiCall(async () => {
-        for (const name of req.names) {
-          await rest.request('DELETE', revisionPath(req.namespace, name)).catch((e: unknown) => {
-            if (!isStatus(e, 404)) throw e;
-          });
-          heartbeat();
-        }
-        log.info({ namespace: req.namespace, revisions: req.names, reason: req.reason }, 'deleted revisions');
-      });
-    },
+    deleteStatefulRevisions: revisionWrites.remove,
 
     /**
      * The sync's pod and claim writes, stage by stage. OrderedReady sends one action at a time;

@@ -1,6 +1,6 @@
 import type { FieldMask } from '../informers/fields';
 import type { KubeObject } from '../kube/projections';
-import { goJson } from '../../workflows/common/controller-history';
+import { CONTROLLER_REVISION_FIELDS, controllerRevisionView, revisionedWorkloadMeta } from '../kube/controller-revisions';
 import { controllerRef } from '../../workflows/common/controller-ref';
 import type { LabelSelector, OwnerRef, PodTemplate } from '../../workflows/common/meta';
 import type { ClaimTemplate, RetentionPolicyType, StatefulClaimView, StatefulPodView, StatefulRevisionView, StatefulSetStatusView, StatefulSetView } from '../../workflows/statefulset/types';
@@ -29,20 +29,12 @@ const policy = (v: string | undefined): RetentionPolicyType => (v === 'Delete' ?
 
 export function statefulSetView(o: KubeObject): StatefulSetView {
   const s = o as StatefulSetObject;
-  const m = s.metadata ?? {};
   const spec = s.spec ?? {};
   const st = s.status ?? {};
   const ru = spec.updateStrategy?.rollingUpdate;
   const onDelete = spec.updateStrategy?.type === 'OnDelete';
   return {
-    namespace: m.namespace ?? '',
-    name: m.name ?? '',
-    uid: m.uid ?? '',
-    ...(m.annotations && Object.keys(m.annotations).length ? { annotations: { ...m.annotations } } : {}),
-    resourceVersion: m.resourceVersion ?? '',
-    generation: m.generation ?? 0,
-    deleting: !!m.deletionTimestamp,
-    selector: spec.selector ?? null,
+    ...revisionedWorkloadMeta(s, spec.selector),
     replicas: spec.replicas ?? 1,
     template: spec.template ?? { spec: {} },
     serviceName: spec.serviceName ?? '',
@@ -113,19 +105,8 @@ export function statefulClaimView(o: KubeObject): StatefulClaimView {
 }
 
 /** What statefulRevisionView reads of a ControllerRevision. */
-export const STATEFUL_REVISION_FIELDS: FieldMask = { metadata: true, data: true, revision: true };
+export const STATEFUL_REVISION_FIELDS: FieldMask = CONTROLLER_REVISION_FIELDS;
 
 export function statefulRevisionView(o: KubeObject): StatefulRevisionView {
-  const m = o.metadata ?? {};
-  const r = o as KubeObject & { data?: unknown; revision?: number };
-  const ref = controllerRef(m.ownerReferences);
-  return {
-    name: m.name ?? '',
-    uid: m.uid ?? '',
-    labels: m.labels ?? {},
-    ...(ref ? { controllerRef: refView(ref) } : {}),
-    revision: r.revision ?? 0,
-    ...(m.creationTimestamp ? { creationTimestamp: m.creationTimestamp } : {}),
-    data: goJson(r.data ?? null),
-  };
+  return controllerRevisionView(o, refView);
 }

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, nodeManifest } from '../../starter/local/nodes';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, settledRead, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
-import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { OurReplicas } from '../support/manager';
 import { addTestNode, deleteTestNode, kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 import { UpstreamKcm } from '../support/upstream';
@@ -16,25 +16,17 @@ import { UpstreamKcm } from '../support/upstream';
  */
 const rest = testRest(testKubeConfig());
 const upstream = new UpstreamKcm('daemonset');
-const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const nodes: string[] = [];
 const CONTROLLERS = 'daemonset-controller';
 const MARK = uniqueName('ds-e2e');
-
-async function stopOurs(): Promise<void> {
-  for (const m of ours.splice(0)) await m.kill();
-}
+const ours = new OurReplicas(CONTROLLERS);
 
 // a failed test must not leave a manager behind for the next one to race
-afterEach(async () => {
-  await upstream.stop();
-  await stopOurs();
-});
+afterEach(() => ours.stopAfter(upstream));
 
 afterAll(async () => {
-  await upstream.stop();
-  await stopOurs();
+  await ours.stopAfter(upstream);
   for (const ns of namespaces) await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
   for (const n of nodes) await deleteTestNode(rest, n);
 });
@@ -78,15 +70,8 @@ async function snapshot(ns: string): Promise<unknown> {
 }
 
 /** The state once it stops changing: two equal snapshots 1.5 s apart. */
-async function settled(ns: string): Promise<unknown> {
-  let prev = JSON.stringify(await snapshot(ns));
-  return eventually('daemon set settled', async () => {
-    await new Promise((r) => setTimeout(r, 1500));
-    const cur = JSON.stringify(await snapshot(ns));
-    const same = cur === prev;
-    prev = cur;
-    return same ? JSON.parse(cur) : undefined;
-  }, 120_000, 0);
+function settled(ns: string): Promise<unknown> {
+  return settledRead('daemon set settled', () => snapshot(ns), 120_000);
 }
 
 const manifest = (ns: string) => JSON.stringify({
@@ -179,9 +164,9 @@ test('kubectl apply, a new node, taints, RollingUpdate (maxUnavailable, then max
   const theirs = await scenario(await freshNs(), fourth);
   await upstream.stop();
 
-  ours.push(await startManagerProcess(uniqueName('ds-e2e'), ['--use-service-account-credentials'], { controllers: CONTROLLERS }));
+  await ours.start(uniqueName('ds-e2e'));
   const mine = await scenario(await freshNs(), fourth);
-  await stopOurs();
+  await ours.stop();
 
   expect(theirs.map((s) => s.step)).toEqual(mine.map((s) => s.step));
   for (let i = 0; i < theirs.length; i++) expect(mine[i]).toEqual(theirs[i]);
@@ -204,9 +189,9 @@ test('two replicas, one killed with kill -9 during a rollout over 100 nodes: exa
 
   const ns = await freshNs();
   const taskQueue = uniqueName('ds-kill');
-  const first = await startManagerProcess(taskQueue, ['--use-service-account-credentials', '--kube-api-qps=100', '--kube-api-burst=200'], { controllers: CONTROLLERS });
-  ours.push(first);
-  ours.push(await startManagerProcess(taskQueue, ['--use-service-account-credentials', '--kube-api-qps=100', '--kube-api-burst=200'], { controllers: CONTROLLERS }));
+  const args = ['--use-service-account-credentials', '--kube-api-qps=100', '--kube-api-burst=200'];
+  const first = await ours.start(taskQueue, { args });
+  await ours.start(taskQueue, { args });
   const m = JSON.parse(manifest(ns));
   m.spec.template.spec.nodeSelector = { [`${MARK}-many`]: 'yes' };
   m.spec.updateStrategy.rollingUpdate = { maxUnavailable: '20%' };
@@ -233,6 +218,6 @@ test('two replicas, one killed with kill -9 during a rollout over 100 nodes: exa
   expect([...perNode.keys()].sort()).toEqual([...many].sort());
   expect([...perNode.values()].every((n) => n === 1)).toBe(true);
   expect(settledPods.every((p) => imageOf(p) === '2')).toBe(true);
-  await stopOurs();
+  await ours.stop();
   for (const n of many) await deleteTestNode(rest, n);
 }, 600_000);

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import type { KubeObject } from '../../activities/kube/projections';
 import { ensureBinaries } from '../../starter/local/binaries';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, settledRead, testKubeConfig, uniqueName } from '../support/cluster';
 import { startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -66,15 +66,8 @@ async function snapshot(ns: string): Promise<unknown> {
 }
 
 /** The state once it stops changing (two equal snapshots 1.5 s apart). */
-async function settled(ns: string): Promise<unknown> {
-  let prev = JSON.stringify(await snapshot(ns));
-  return eventually('state settled', async () => {
-    await new Promise((r) => setTimeout(r, 1500));
-    const cur = JSON.stringify(await snapshot(ns));
-    const same = cur === prev;
-    prev = cur;
-    return same ? JSON.parse(cur) : undefined;
-  }, 120_000, 0);
+function settled(ns: string): Promise<unknown> {
+  return settledRead('state settled', () => snapshot(ns), 120_000);
 }
 
 const image = (v: string) => `web=registry.invalid/web:${v}`;

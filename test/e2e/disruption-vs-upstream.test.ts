@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { ApiError } from '../../activities/kube/rest';
-import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { OurReplicas } from '../support/manager';
 import { addTestNode, deleteTestNode, kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 import { testRest } from '../support/kube';
@@ -15,21 +15,11 @@ import { UpstreamKcm } from '../support/upstream';
  */
 const rest = testRest(testKubeConfig());
 const upstream = new UpstreamKcm('disruption');
-const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const nodes: string[] = [];
 const CONTROLLERS = 'deployment-controller,replicaset-controller,disruption-controller';
+const ours = new OurReplicas(CONTROLLERS);
 const WIDGETS = 'widgets.pdb-e2e.temporal-kcm.dev';
-
-async function startOurs(taskQueue: string): Promise<ManagerProcess> {
-  const m = await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: CONTROLLERS });
-  ours.push(m);
-  return m;
-}
-
-async function stopOurs(): Promise<void> {
-  for (const m of ours.splice(0)) await m.kill();
-}
 
 async function freshNs(): Promise<string> {
   const ns = await freshNamespace(testKubeConfig(), 'pdb');
@@ -38,14 +28,10 @@ async function freshNs(): Promise<string> {
 }
 
 // a failed test must not leave a manager behind for the next one to race
-afterEach(async () => {
-  await upstream.stop();
-  await stopOurs();
-});
+afterEach(() => ours.stopAfter(upstream));
 
 afterAll(async () => {
-  await upstream.stop();
-  await stopOurs();
+  await ours.stopAfter(upstream);
   for (const ns of namespaces) await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
   for (const n of nodes) await deleteTestNode(rest, n);
   await rest.request('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${WIDGETS}`).catch(() => undefined);
@@ -178,13 +164,13 @@ test('a budget of minAvailable 4 over 5 replicas: status, an eviction within it,
 
   // ours as two replicas; the first started is killed with kill -9 in the middle of the drain
   const taskQueue = uniqueName('pdb-e2e');
-  const first = await startOurs(taskQueue);
-  await startOurs(taskQueue);
+  const first = await ours.start(taskQueue);
+  await ours.start(taskQueue);
   const mine = await budgetScenario(await freshNs(), a, b, async () => {
     await new Promise((r) => setTimeout(r, 3000));
     await first.kill('SIGKILL');
   });
-  await stopOurs();
+  await ours.stop();
 
   // what upstream did, spelled out, so a change on either side shows here first
   expect(theirs.created).toEqual({ web: {
@@ -289,9 +275,9 @@ test('budgets over a StatefulSet, a scaled custom resource, a DaemonSet, unmanag
   const theirs = await targetsScenario(await freshNs());
   await upstream.stop();
 
-  await startOurs(uniqueName('pdb-e2e'));
+  await ours.start(uniqueName('pdb-e2e'));
   const mine = await targetsScenario(await freshNs());
-  await stopOurs();
+  await ours.stop();
 
   const t = theirs as { statuses: Record<string, { expectedPods: number; conditions: Condition[] }>; marked: unknown };
   expect(t.statuses.db.expectedPods).toBe(3);

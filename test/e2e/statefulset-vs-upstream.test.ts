@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, settledRead, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
-import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { OurReplicas } from '../support/manager';
 import { kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 import { UpstreamKcm } from '../support/upstream';
@@ -16,20 +16,13 @@ import { UpstreamKcm } from '../support/upstream';
  */
 const rest = testRest(testKubeConfig());
 const upstream = new UpstreamKcm('statefulset');
-const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const classes: string[] = [];
 const volumes: string[] = [];
 const CONTROLLERS = ['statefulset-controller', 'persistentvolume-binder-controller', 'persistentvolumeclaim-protection-controller', 'garbage-collector-controller'].join(',');
+const ours = new OurReplicas(CONTROLLERS);
 
-async function stopOurs(): Promise<void> {
-  for (const m of ours.splice(0)) await m.kill();
-}
-
-afterEach(async () => {
-  await upstream.stop();
-  await stopOurs();
-});
+afterEach(() => ours.stopAfter(upstream));
 
 afterAll(async () => {
   // no namespace controller runs here: sets, claims and pods are cleared by hand (a set left in a
@@ -93,15 +86,8 @@ async function snapshot(ns: string, name: string): Promise<unknown> {
 }
 
 /** The state once it stops changing: two equal snapshots a second apart. */
-async function settled(ns: string, name: string): Promise<unknown> {
-  let prev = JSON.stringify(await snapshot(ns, name));
-  return eventually(`${name} settled`, async () => {
-    await new Promise((r) => setTimeout(r, 1000));
-    const cur = JSON.stringify(await snapshot(ns, name));
-    const same = cur === prev;
-    prev = cur;
-    return same ? JSON.parse(cur) : undefined;
-  }, 120_000, 0);
+function settled(ns: string, name: string): Promise<unknown> {
+  return settledRead(`${name} settled`, () => snapshot(ns, name), 120_000, 1000);
 }
 
 const readyAt = (p: Pod) => p.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True')?.lastTransitionTime;
@@ -236,14 +222,7 @@ async function scenario(prefix: string): Promise<Array<{ step: string; state: un
   const events = async () => [...new Set((await list<Event>(`/api/v1/namespaces/${ns}/events`))
     .filter((e) => e.source?.component === 'statefulset-controller' && !(e.reason === 'FailedDelete' && / not found$/.test(e.message)))
     .map((e) => `${e.involvedObject.kind}/${e.involvedObject.name} ${e.type} ${e.reason}: ${e.message}`))].sort();
-  let seen = JSON.stringify(await events());
-  const settledEvents = await eventually('events settled', async () => {
-    await new Promise((r) => setTimeout(r, 1500));
-    const cur = JSON.stringify(await events());
-    const same = cur === seen;
-    seen = cur;
-    return same ? (JSON.parse(cur) as string[]) : undefined;
-  }, 60_000, 0);
+  const settledEvents = await settledRead('events settled', events, 60_000);
   steps.push({ step: 'events', state: settledEvents });
   fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', `statefulset-${prefix}.json`), JSON.stringify(steps, null, 1));
   return steps;
@@ -254,9 +233,9 @@ test('OrderedReady with claims, scale down and up, a partitioned rolling update,
   const theirs = await scenario('sts-up');
   await upstream.stop();
 
-  ours.push(await startManagerProcess(uniqueName('sts-e2e'), ['--use-service-account-credentials'], { controllers: CONTROLLERS }));
+  await ours.start(uniqueName('sts-e2e'));
   const mine = await scenario('sts-ours');
-  await stopOurs();
+  await ours.stop();
 
   expect(mine.map((s) => s.step)).toEqual(theirs.map((s) => s.step));
   for (let i = 0; i < theirs.length; i++) expect(mine[i]).toEqual(theirs[i]);
@@ -266,11 +245,7 @@ test('two replicas, one of them killed with kill -9 at each step of an ordered s
   const ns = await freshNamespace(testKubeConfig(), 'sts-kill');
   namespaces.push(ns);
   const taskQueue = uniqueName('sts-kill');
-  const replica = async () => {
-    const m = await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: 'statefulset-controller' });
-    ours.push(m);
-    return m;
-  };
+  const replica = () => ours.start(taskQueue, { controllers: 'statefulset-controller' });
   const replicas = [await replica(), await replica()];
 
   // every pod ever seen, by name: one UID each, or an ordinal got a second pod
@@ -297,7 +272,7 @@ test('two replicas, one of them killed with kill -9 at each step of an ordered s
     await eventually(`kill-${i} made`, async () => uids.has(`kill-${i}`), 90_000, 100);
     const victim = replicas.shift()!;
     await victim.kill('SIGKILL');
-    ours.splice(ours.indexOf(victim), 1);
+    ours.forget(victim);
     replicas.push(await replica());
   }
   await kubectl('-n', ns, 'rollout', 'status', 'sts/kill', '--timeout=120s');
@@ -307,5 +282,5 @@ test('two replicas, one of them killed with kill -9 at each step of an ordered s
   expect([...uids.keys()].sort()).toEqual(['kill-0', 'kill-1', 'kill-2', 'kill-3', 'kill-4']);
   for (const [, s] of uids) expect(s.size).toBe(1);
   await createdInOrder(ns, 'kill');
-  await stopOurs();
+  await ours.stop();
 }, 300_000);

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ApiError } from '../../activities/kube/rest';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
-import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { OurReplicas } from '../support/manager';
 import { kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 import { UpstreamKcm } from '../support/upstream';
@@ -17,28 +17,20 @@ import { UpstreamKcm } from '../support/upstream';
  */
 const rest = testRest(testKubeConfig());
 const upstream = new UpstreamKcm('volume-protection');
-const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const clusterObjects: string[] = [];
 const CONTROLLERS = 'persistentvolumeclaim-protection-controller,persistentvolume-protection-controller,volumeattributesclass-protection-controller,ephemeral-volume-controller';
+const ours = new OurReplicas(CONTROLLERS);
 /** a stack node (kwok runs its pods); pods name it, so neither the scheduler nor a binder is needed */
 const NODE = 'kwok-node-0';
 /** how long a protected object is watched to stay */
 const HOLD_MS = 3000;
 const BURST = 20;
 
-async function stopOurs(): Promise<void> {
-  for (const m of ours.splice(0)) await m.kill();
-}
-
-afterEach(async () => {
-  await upstream.stop();
-  await stopOurs();
-});
+afterEach(() => ours.stopAfter(upstream));
 
 afterAll(async () => {
-  await upstream.stop();
-  await stopOurs();
+  await ours.stopAfter(upstream);
   for (const p of clusterObjects) await rest.request('DELETE', p).catch(() => undefined);
   for (const ns of namespaces) await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
 });
@@ -213,15 +205,14 @@ test('PVC, PV and VolumeAttributesClass protection and ephemeral volume claims, 
   await upstream.stop();
 
   const taskQueue = uniqueName('volprot-e2e');
-  const first = await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: CONTROLLERS });
-  ours.push(first);
-  ours.push(await startManagerProcess(taskQueue, ['--use-service-account-credentials'], { controllers: CONTROLLERS }));
+  const first = await ours.start(taskQueue);
+  await ours.start(taskQueue);
   const ourNs = await freshNamespace(testKubeConfig(), 'volprot');
   namespaces.push(ourNs);
   const mine = await scenario(ourNs, async () => {
     await first.kill('SIGKILL');
   });
-  await stopOurs();
+  await ours.stop();
   fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', 'volume-protection-vs-upstream.json'), JSON.stringify({ theirs, mine, seconds: (Date.now() - t0) / 1000 }, null, 1));
 
   // what upstream did, spelled out, so a change on either side shows here first

@@ -1,6 +1,6 @@
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
-import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { OurReplicas } from '../support/manager';
 import { UpstreamKcm } from '../support/upstream';
 
 /**
@@ -12,7 +12,6 @@ import { UpstreamKcm } from '../support/upstream';
  */
 const rest = testRest(testKubeConfig());
 const upstream = new UpstreamKcm('volumes');
-const ours: ManagerProcess[] = [];
 const namespaces: string[] = [];
 const classes: string[] = [];
 const volumes: string[] = [];
@@ -22,21 +21,9 @@ const CONTROLLERS = ['persistentvolume-binder-controller', 'persistentvolume-exp
 const LOCAL_NODE = 'kwok-node-1';
 /** fast resyncs keep the Pending claims' second look (and Events) inside the test's time */
 const SYNC = '--pvclaimbinder-sync-period=3s';
+const ours = new OurReplicas(CONTROLLERS, ['--use-service-account-credentials', SYNC]);
 
-async function startOurs(taskQueue: string): Promise<ManagerProcess> {
-  const m = await startManagerProcess(taskQueue, ['--use-service-account-credentials', SYNC], { controllers: CONTROLLERS });
-  ours.push(m);
-  return m;
-}
-
-async function stopOurs(): Promise<void> {
-  for (const m of ours.splice(0)) await m.kill();
-}
-
-afterEach(async () => {
-  await upstream.stop();
-  await stopOurs();
-});
+afterEach(() => ours.stopAfter(upstream));
 
 afterAll(async () => {
   // no namespace controller runs here: claims left behind would keep every later binder busy
@@ -389,9 +376,9 @@ test('an Immediate class binds the smallest fit, names what does not fit, hands 
   await upstream.start(CONTROLLERS, ['--use-service-account-credentials', SYNC]);
   const theirs = await immediateScenario(await newRun('pv-up'));
   await upstream.stop();
-  await startOurs(uniqueName('tq-pv'));
+  await ours.start(uniqueName('tq-pv'));
   const mine = await immediateScenario(await newRun('pv-ours'));
-  await stopOurs();
+  await ours.stop();
   expect(mine).toEqual(theirs);
   // the smallest fit, and the reasons upstream gives
   expect((theirs.bound as { small: { spec: { volumeName: string } } }).small.spec.volumeName).toBe('T-b');
@@ -412,9 +399,9 @@ test('WaitForFirstConsumer: the claim waits for its pod, which lands on the loca
   await upstream.start(CONTROLLERS, ['--use-service-account-credentials', SYNC]);
   const theirs = await delayedScenario(await newRun('pv-wffc-up'));
   await upstream.stop();
-  await startOurs(uniqueName('tq-pv'));
+  await ours.start(uniqueName('tq-pv'));
   const mine = await delayedScenario(await newRun('pv-wffc-ours'));
-  await stopOurs();
+  await ours.stop();
   expect(theirs.podNode).toBe(LOCAL_NODE);
   expect(theirs.ephemeralNode).toBe(LOCAL_NODE);
   expect(theirs.lateOnSelectedNode).toBe(true);
@@ -426,10 +413,10 @@ test('50 claims and 50 volumes pair one to one as upstream pairs them; a rival c
   const theirs = await crowdScenario(await newRun('pv-crowd-up'));
   await upstream.stop();
   const tq = uniqueName('tq-pv');
-  const first = await startOurs(tq);
-  await startOurs(tq);
+  const first = await ours.start(tq);
+  await ours.start(tq);
   const mine = await crowdScenario(await newRun('pv-crowd-ours'), async () => first.kill('SIGKILL'));
-  await stopOurs();
+  await ours.stop();
   expect(theirs.pairs).toHaveLength(49);
   expect(theirs.pairs.every((p) => p.split('=')[0].slice(1) === p.split('=')[1].slice(3))).toBe(true);
   expect(mine.pairs).toEqual(theirs.pairs);

@@ -49,3 +49,18 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * What `read` gives once it stops changing: two equal reads (compared as JSON) `gapMs` apart. The
+ * answer is the JSON read back, so fields left undefined are absent, as in a comparison of output.
+ */
+export async function settledRead<T>(what: string, read: () => Promise<T>, timeoutMs: number, gapMs = 1500): Promise<T> {
+  let prev = JSON.stringify(await read());
+  return eventually(what, async () => {
+    await new Promise((r) => setTimeout(r, gapMs));
+    const cur = JSON.stringify(await read());
+    const same = cur === prev;
+    prev = cur;
+    return same ? (JSON.parse(cur) as T) : undefined;
+  }, timeoutMs, 0);
+}

@@ -82,3 +82,38 @@ export function metricValue(text: string, name: string, labels: Record<string, s
   }
   return sum;
 }
+
+/**
+ * A test file's replicas of ours, started with the file's controllers and flags and stopped
+ * together: after each test and at the end, for a failed test must not leave one behind to race
+ * the next.
+ */
+export class OurReplicas {
+  private readonly running: ManagerProcess[] = [];
+
+  constructor(private readonly controllers: string, private readonly args: string[] = ['--use-service-account-credentials']) {}
+
+  /** A replica on `taskQueue`; `opts` replaces the file's flags or controllers for this one. */
+  async start(taskQueue: string, opts: { args?: string[]; controllers?: string } = {}): Promise<ManagerProcess> {
+    const m = await startManagerProcess(taskQueue, opts.args ?? this.args, { controllers: opts.controllers ?? this.controllers });
+    this.running.push(m);
+    return m;
+  }
+
+  /** A replica the test killed itself: no longer one to stop. */
+  forget(m: ManagerProcess): void {
+    const i = this.running.indexOf(m);
+    if (i >= 0) this.running.splice(i, 1);
+  }
+
+  /** Stops every replica, in the order they were started. */
+  async stop(): Promise<void> {
+    for (const m of this.running.splice(0)) await m.kill();
+  }
+
+  /** Upstream's manager first, then ours: what the files' afterEach and afterAll do. */
+  async stopAfter(upstream: { stop(): Promise<void> }): Promise<void> {
+    await upstream.stop();
+    await this.stop();
+  }
+}

@@ -5,6 +5,7 @@
  * `kubectl rollout undo` applies one's data as a patch. Pure functions, for workflow code.
  */
 import { fnv132Bytes, safeEncodeString } from './hash';
+import type { LabelSelector, OwnerRef, PodTemplate } from './meta';
 import { utf8Bytes } from './utf8';
 
 /** the label upstream's history library puts on a revision: the hash its name ends in */
@@ -107,6 +108,29 @@ export interface RevisionView {
   creationTimestamp?: string;
   /** its data as Go would marshal it (goJson of the object the API returns) */
   data: string;
+}
+
+/** What the DaemonSet and StatefulSet controllers read of a ControllerRevision they own or may adopt. */
+export interface ControllerRevisionView extends RevisionView {
+  uid: string;
+  labels: Record<string, string>;
+  controllerRef?: OwnerRef;
+}
+
+/** What the DaemonSet and StatefulSet views share: a workload that keeps ControllerRevision history. */
+export interface RevisionedWorkloadView {
+  namespace: string;
+  name: string;
+  uid: string;
+  annotations?: Record<string, string>;
+  resourceVersion: string;
+  generation: number;
+  deleting: boolean;
+  selector: LabelSelector | null;
+  /** spec.template as the API serves it: revision data and hashes are made from exactly this */
+  template: PodTemplate & Record<string, unknown>;
+  revisionHistoryLimit: number;
+  minReadySeconds: number;
 }
 
 /** Upstream's byRevision order: by revision, then creation time, then name. */

@@ -25,3 +25,21 @@ export interface PodTemplate {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[] };
   spec: Record<string, unknown>;
 }
+
+/**
+ * A pod to create, as plain JSON for the API server: the workload's template with its labels, a
+ * fixed name and the workload as controller. `M` adds metadata fields a controller sets besides.
+ */
+export type ControlledPodManifest<M extends object = Record<never, never>> = {
+  apiVersion: 'v1';
+  kind: 'Pod';
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    ownerReferences: OwnerRef[];
+  } & M;
+  spec: Record<string, unknown>;
+};

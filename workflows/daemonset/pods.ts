@@ -5,23 +5,11 @@
  * after a crash finds the pod it made instead of making a second one on the node.
  */
 import { REVISION_HASH_LABEL } from '../common/controller-history';
-import type { OwnerRef } from '../common/meta';
+import type { ControlledPodManifest, OwnerRef } from '../common/meta';
 import { TEMPLATE_GENERATION_LABEL, daemonPodTolerations, pinnedAffinity, type DaemonPodSpecView } from './predicates';
 import type { DaemonSetView } from './types';
 
-export interface DaemonPodManifest {
-  apiVersion: 'v1';
-  kind: 'Pod';
-  metadata: {
-    name: string;
-    namespace: string;
-    labels: Record<string, string>;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-    ownerReferences: OwnerRef[];
-  };
-  spec: Record<string, unknown>;
-}
+export type DaemonPodManifest = ControlledPodManifest;
 
 export function daemonSetControllerRef(ds: Pick<DaemonSetView, 'name' | 'uid'>): OwnerRef {
   return { apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.name, uid: ds.uid, controller: true, blockOwnerDeletion: true };

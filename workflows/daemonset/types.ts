@@ -2,7 +2,8 @@
  * Payloads of the DaemonSet controller (upstream pkg/controller/daemon): compact views of a
  * DaemonSet, its pods and revisions, and each node's verdict, which the watch computes.
  */
-import type { LabelSelector, OwnerRef, PodTemplate } from '../common/meta';
+import type { ControllerRevisionView, RevisionedWorkloadView } from '../common/controller-history';
+import type { OwnerRef } from '../common/meta';
 import type { DaemonUpdateStrategy } from './predicates';
 
 export interface DaemonSetStatusView {
@@ -17,20 +18,8 @@ export interface DaemonSetStatusView {
   collisionCount?: number;
 }
 
-export interface DaemonSetView {
-  namespace: string;
-  name: string;
-  uid: string;
-  annotations?: Record<string, string>;
-  resourceVersion: string;
-  generation: number;
-  deleting: boolean;
-  selector: LabelSelector | null;
-  /** spec.template as the API serves it: revision data and hashes are made from exactly this */
-  template: PodTemplate & Record<string, unknown>;
+export interface DaemonSetView extends RevisionedWorkloadView {
   updateStrategy: DaemonUpdateStrategy;
-  minReadySeconds: number;
-  revisionHistoryLimit: number;
   /** the deprecated templateGeneration annotation, when present */
   templateGeneration?: string;
   status: DaemonSetStatusView;
@@ -67,17 +56,9 @@ export interface NodeVerdict {
 }
 
 /** What the controller reads of a ControllerRevision it owns. */
-export interface DaemonRevisionView {
-  name: string;
-  uid?: string;
-  labels?: Record<string, string>;
-  controllerRef?: OwnerRef;
-  revision: number;
-  creationTimestamp?: string;
+export interface DaemonRevisionView extends Omit<ControllerRevisionView, 'uid' | 'labels'>, Partial<Pick<ControllerRevisionView, 'uid' | 'labels'>> {
   /** controller-revision-hash, when labelled */
   hash?: string;
-  /** the revision's data, as Go would marshal it */
-  data: string;
 }
 
 /** A failed daemon pod's deletion backoff on one node (upstream's flowcontrol.Backoff entry). */

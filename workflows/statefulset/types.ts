@@ -2,7 +2,8 @@
  * Payloads of the StatefulSet controller (upstream pkg/controller/statefulset): compact views of a
  * StatefulSet, its pods, claims and revisions, as one observation of the API reads them.
  */
-import type { LabelSelector, OwnerRef, PodTemplate } from '../common/meta';
+import type { ControllerRevisionView, RevisionedWorkloadView } from '../common/controller-history';
+import type { OwnerRef } from '../common/meta';
 
 export type RetentionPolicyType = 'Retain' | 'Delete';
 
@@ -18,24 +19,12 @@ export interface StatefulSetStatusView {
   collisionCount?: number;
 }
 
-export interface StatefulSetView {
-  namespace: string;
-  name: string;
-  uid: string;
-  annotations?: Record<string, string>;
-  resourceVersion: string;
-  generation: number;
-  deleting: boolean;
-  selector: LabelSelector | null;
+export interface StatefulSetView extends RevisionedWorkloadView {
   /** spec.replicas (1 when unset) */
   replicas: number;
-  /** spec.template as the API serves it: revision data are made from exactly this */
-  template: PodTemplate & Record<string, unknown>;
   serviceName: string;
   podManagementPolicy: 'OrderedReady' | 'Parallel';
   updateStrategy: { type: 'RollingUpdate' | 'OnDelete'; rollingUpdate?: { partition: number } };
-  revisionHistoryLimit: number;
-  minReadySeconds: number;
   /** spec.ordinals.start (0 when unset) */
   ordinalsStart: number;
   /** spec.volumeClaimTemplates as served */
@@ -77,16 +66,7 @@ export interface StatefulClaimView {
 }
 
 /** What the controller reads of a ControllerRevision. */
-export interface StatefulRevisionView {
-  name: string;
-  uid: string;
-  labels: Record<string, string>;
-  controllerRef?: OwnerRef;
-  revision: number;
-  creationTimestamp?: string;
-  /** the revision's data, as Go would marshal it */
-  data: string;
-}
+export type StatefulRevisionView = ControllerRevisionView;
 
 /** What the watch sends a StatefulSet's workflow: something about it changed; it is observed afresh. */
 export interface StatefulSetEvent {

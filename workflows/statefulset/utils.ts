@@ -5,7 +5,7 @@
  * on a claim. Pure functions, for workflow and activity code alike.
  */
 import { REVISION_HASH_LABEL } from '../common/controller-history';
-import type { OwnerRef } from '../common/meta';
+import type { ControlledPodManifest, OwnerRef } from '../common/meta';
 import { parseTime } from '../replicaset/logic';
 import type { ClaimTemplate, StatefulClaimView, StatefulPodView, StatefulSetView } from './types';
 
@@ -181,20 +181,7 @@ export function claimManifests(set: Pick<StatefulSetView, 'name' | 'namespace' |
   });
 }
 
-export interface StatefulPodManifest {
-  apiVersion: 'v1';
-  kind: 'Pod';
-  metadata: {
-    name: string;
-    generateName: string;
-    namespace: string;
-    labels: Record<string, string>;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-    ownerReferences: OwnerRef[];
-  };
-  spec: Record<string, unknown>;
-}
+export type StatefulPodManifest = ControlledPodManifest<{ generateName: string }>;
 
 /** updateStorage: a claim volume per template (in template order), then the template's other volumes. */
 export function storageVolumes(set: Pick<StatefulSetView, 'name' | 'volumeClaimTemplates'>, ordinal: number, current: ReadonlyArray<{ name: string }>): Array<Record<string, unknown>> {
