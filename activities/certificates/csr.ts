@@ -1,5 +1,5 @@
 import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
-import type { CsrFacts } from '../../workflows/certificates/csr';
+import type { CsrFacts } from '../../workflows/common/csr';
 import type { FieldMask } from '../informers/fields';
 import type { KubeObject } from '../kube/projections';
 import { parseCsr } from './x509';

@@ -1,4 +1,4 @@
-import { latestCsrEvent, type CsrEvent, type CsrFacts, type CsrWorkflowInput } from '../../workflows/certificates/csr';
+import { latestCsrEvent, type CsrEvent, type CsrFacts, type CsrWorkflowInput } from '../../workflows/common/csr';
 import type { RouteContext } from '../../workers/descriptor';
 import type { RouteFamily } from '../informers/family';
 import { RESOURCES } from '../kube/resources';

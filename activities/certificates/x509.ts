@@ -36,7 +36,7 @@ import {
 } from '@peculiar/asn1-x509';
 import { createPrivateKey, createPublicKey, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { CsrRequestFacts } from '../../workflows/certificates/csr';
+import type { CsrRequestFacts } from '../../workflows/common/csr';
 
 const OID = {
   cn: '2.5.4.3',

@@ -1,7 +1,7 @@
 import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
 import * as fs from 'node:fs';
 import type { Logger } from 'pino';
-import { isApproved, isBuiltinSigner, signerProblem } from '../../workflows/certificates/csr';
+import { isApproved, isBuiltinSigner, signerProblem } from '../../workflows/common/csr';
 import {
   CONTROLLER, SIGNER_FAILURE_REASON, certificateDurationMs, certificateValidity, keyUsagesOf, signerPlan,
 } from '../../workflows/csrsigning/logic';

@@ -4,7 +4,7 @@ import { csrSigningRoutes } from '../../activities/csrsigning/routes';
 import { prune } from '../../activities/informers/fields';
 import type { KubeObject } from '../../activities/kube/projections';
 import { RESOURCES } from '../../activities/kube/resources';
-import type { CsrEvent } from '../../workflows/certificates/csr';
+import type { CsrEvent } from '../../workflows/common/csr';
 import { routeHarness } from '../support/routes';
 import { makeCsr } from '../support/x509';
 

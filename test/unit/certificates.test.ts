@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { csrSigningController } from '../../activities/csrsigning/controller';
 import { issueCertificate, loadCertificateAuthority, parseCsr, verifyCsrSignature } from '../../activities/certificates/x509';
-import { apiServerClientProblem, kubeletClientProblem, kubeletServingProblem, signerProblem, type CsrFacts } from '../../workflows/certificates/csr';
+import { apiServerClientProblem, kubeletClientProblem, kubeletServingProblem, signerProblem, type CsrFacts } from '../../workflows/common/csr';
 import { recognizedAs, needsApproval, notApprovedMessage } from '../../workflows/csrapproving/logic';
 import {
   certificateDurationMs, certificateValidity, keyUsagesOf, needsSigning, signerPlan, signingFlagProblems, startedSigners, type SigningFiles,

@@ -1,4 +1,4 @@
-import { KUBELET_CLIENT_SIGNER, kubeletClientProblem, type CsrFacts } from '../certificates/csr';
+import { KUBELET_CLIENT_SIGNER, kubeletClientProblem, type CsrFacts } from '../common/csr';
 
 /**
  * Upstream's CSR approver (pkg/controller/certificates/approver): a kubelet's client certificate

@@ -1,4 +1,4 @@
-import { BUILTIN_SIGNERS, isApproved, type BuiltinSigner, type CsrFacts } from '../certificates/csr';
+import { BUILTIN_SIGNERS, isApproved, type BuiltinSigner, type CsrFacts } from '../common/csr';
 
 /**
  * Upstream's CSR signer (pkg/controller/certificates/signer and authority) and the flag rules of

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { CsrSigningActivities, SignCsrResult } from '../../activities/csrsigning/activities';
-import { CsrSeen, type CsrEvent, type CsrWorkflowInput } from '../certificates/csr';
+import { CsrSeen, type CsrEvent, type CsrWorkflowInput } from '../common/csr';
 import { apiBatches } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';

@@ -220,7 +220,7 @@ test('ServiceCIDRs get the finalizer and Ready, and are held while an address wo
     await connection.close();
   }
 
-  fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', 'service-cidr-vs-upstream.json'), JSON.stringify({ theirs, ours: mine, killedAt }, null, 1));
+  fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', 'servicecidr-vs-upstream.json'), JSON.stringify({ theirs, ours: mine, killedAt }, null, 1));
   const ready = { terminating: false, finalizers: [FINALIZER], conditions: [{ type: 'Ready', status: 'True', reason: '', message: 'Kubernetes Service CIDR is ready' }] };
   const blocked = { terminating: true, finalizers: [FINALIZER], conditions: [{ type: 'Ready', status: 'False', reason: 'Terminating',
     message: 'There are still IPAddresses referencing the ServiceCIDR, please remove them or create a new ServiceCIDR' }] };
