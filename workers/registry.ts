@@ -24,6 +24,7 @@ import { pvProtectionController } from '../activities/pv-protection/controller';
 import { pvcProtectionController } from '../activities/pvc-protection/controller';
 import { replicaSetController, replicationControllerController } from '../activities/replicaset/controller';
 import { resourceClaimController } from '../activities/resourceclaim/controller';
+import { hpaController } from '../activities/hpa/controller';
 import { resourceQuotaController } from '../activities/resourcequota/controller';
 import { rootCaCertPublisherController } from '../activities/root-ca-cert-publisher/controller';
 import { statefulSetController } from '../activities/statefulset/controller';
@@ -80,6 +81,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   serviceCidrController,
   vapStatusController,
   resourceClaimController,
+  hpaController,
 ];
 
 const byName = new Map(CONTROLLERS.map((d) => [d.name, d]));

@@ -37,4 +37,5 @@ export { legacyTokenCleanerWorkflow } from './legacy-token-cleaner/workflow';
 export { serviceCidrWorkflow } from './servicecidr/workflow';
 export { vapStatusWorkflow } from './validatingadmissionpolicystatus/workflow';
 export { resourceClaimPodWorkflow, resourceClaimWorkflow } from './resourceclaim/workflow';
+export { hpaWorkflow } from './hpa/workflow';
 export { informerWorkflow } from './informer';

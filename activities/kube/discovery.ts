@@ -79,15 +79,26 @@ export class RestMapper {
   constructor(private readonly rest: KubeRest, private readonly minRefreshMs = 3000) {}
 
   async lookup(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
-    const key = `${apiVersion}/${kind}`;
+    return this.find(() => this.byKind.get(`${apiVersion}/${kind}`));
+  }
+
+  /**
+   * group+kind -> the resource at the group's preferred version, whatever version the caller
+   * named (upstream's RESTMappings(GroupKind), first mapping).
+   */
+  async lookupGroupKind(group: string, kind: string): Promise<ResourceInfo | undefined> {
+    return this.find(() => [...this.byKind.values()].find((r) => r.kind === kind && groupVersionOf(r.apiVersion).group === group));
+  }
+
+  private async find(hit: () => ResourceInfo | undefined): Promise<ResourceInfo | undefined> {
     if (this.refreshing) await this.refreshing;
-    if (!this.byKind.has(key) && Date.now() - this.refreshedAt > this.minRefreshMs) {
+    if (!hit() && Date.now() - this.refreshedAt > this.minRefreshMs) {
       this.refreshedAt = Date.now();
       this.refreshing = discoverResources(this.rest)
         .then((all) => { this.byKind = new Map(all.map((r) => [`${r.apiVersion}/${r.kind}`, r])); })
         .finally(() => { this.refreshing = undefined; });
       await this.refreshing;
     }
-    return this.byKind.get(key);
+    return hit();
   }
 }

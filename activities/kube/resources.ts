@@ -54,6 +54,7 @@ export const RESOURCES = {
   resourceClaimTemplates: grouped('resource.k8s.io', 'v1', 'resourceclaimtemplates', 'ResourceClaimTemplate'),
   deviceClasses: grouped('resource.k8s.io', 'v1', 'deviceclasses', 'DeviceClass', false),
   resourceSlices: grouped('resource.k8s.io', 'v1', 'resourceslices', 'ResourceSlice', false),
+  horizontalPodAutoscalers: grouped('autoscaling', 'v2', 'horizontalpodautoscalers', 'HorizontalPodAutoscaler'),
 } as const satisfies Record<string, ResourceType>;
 
 export const apiVersionOf = (r: Pick<ResourceType, 'group' | 'version'>): string => (r.group ? `${r.group}/${r.version}` : r.version);

@@ -27,8 +27,12 @@ export interface HpaSpecView {
   behavior?: V2HorizontalPodAutoscalerBehavior;
 }
 
-/** status as upstream rewrites it each sync (it does not carry observedGeneration over). */
+/**
+ * The HPA's status. Upstream rewrites it each sync without observedGeneration; only a sync that
+ * could not read the scale keeps the status it found, observedGeneration included.
+ */
 export interface HpaStatusView {
+  observedGeneration?: number;
   currentReplicas: number;
   desiredReplicas: number;
   lastScaleTime?: string;
@@ -228,4 +232,19 @@ export function finishSync(input: SyncInput, plan: SyncPlan, outcome: RescaleOut
   if (input.status?.lastScaleTime) status.lastScaleTime = input.status.lastScaleTime;
   if (plan.metricStatuses) status.currentMetrics = plan.metricStatuses;
   return { status, events: plan.events, history: plan.history, error: plan.error };
+}
+
+/**
+ * A sync that could not read the target's scale (a bad apiVersion, an unknown kind, a failed GET):
+ * the status found is kept with AbleToScale False FailedGetScale, and the Warning FailedGetScale
+ * carries the error.
+ */
+export function scaleReadFailed(status: HpaStatusView | undefined, history: HpaHistory, err: string, nowMs: number): SyncResult {
+  const conditions = setConditions(status?.conditions, [ableToScale.failedGetScale(err)], iso(nowMs));
+  return {
+    status: { ...(status ?? { currentReplicas: 0, desiredReplicas: 0 }), conditions },
+    events: [hpaEvents.failedGetScale(err)],
+    history,
+    error: err,
+  };
 }
