@@ -30,6 +30,10 @@ alias('VolumeAttributesClass', ['vac'], true);
 alias('EndpointSlice', []);
 alias('PodDisruptionBudget', ['pdb']);
 alias('DaemonSet', ['ds']);
+alias('StatefulSet', ['sts']);
+alias('HorizontalPodAutoscaler', ['hpa']);
+alias('ResourceClaim', []);
+alias('CertificateSigningRequest', ['csr'], true);
 
 const NAME = /^[A-Za-z0-9]([A-Za-z0-9._:-]{0,251}[A-Za-z0-9])?$/;
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

@@ -222,6 +222,8 @@ describe('the command line', () => {
   test('kinds, objects and the visibility query', () => {
     expect(parseObjectRef('rs', 't-rs/churn')).toEqual({ kind: 'ReplicaSet', namespace: 't-rs', name: 'churn' });
     expect(parseObjectRef('deployments', 'a/b').kind).toBe('Deployment');
+    expect(parseObjectRef('hpa', 'a/web')).toEqual({ kind: 'HorizontalPodAutoscaler', namespace: 'a', name: 'web' });
+    expect(parseObjectRef('csr', 'node-csr-1')).toEqual({ kind: 'CertificateSigningRequest', name: 'node-csr-1' });
     expect(parseObjectRef('Job', 'a/b').kind).toBe('Job');
     expect(parseObjectRef('clusterrole', 'system:aggregate-to-edit')).toEqual({ kind: 'ClusterRole', name: 'system:aggregate-to-edit' });
     expect(() => parseObjectRef('rs', 'a/b/c')).toThrow();
