@@ -4,11 +4,10 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { computeDetachedSignature } from '../../activities/bootstrapsigner/jws';
-import { ApiError } from '../../activities/kube/rest';
 import { informerWorkflowIdOf } from '../../workflows/informer';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
 import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
-import { testRest } from '../support/kube';
+import { testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
 import { UpstreamKcm } from '../support/upstream';
@@ -60,14 +59,7 @@ let original: ConfigMap | undefined;
 const upstream = new UpstreamKcm('bootstrap-signer');
 const managers: ManagerProcess[] = [];
 
-async function get<T>(p: string): Promise<T | undefined> {
-  try {
-    return (await rest.request<T>('GET', p)).body;
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return undefined;
-    throw e;
-  }
-}
+const get = <T>(p: string) => getIfExists<T>(rest, p);
 
 async function createToken(t: Token): Promise<void> {
   await rest.request('POST', SECRETS, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: secretName(t) }, type: 'bootstrap.kubernetes.io/token', stringData: t.data } });

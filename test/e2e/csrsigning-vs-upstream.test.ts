@@ -15,7 +15,7 @@ import { pkiPaths } from '../../starter/local/pki';
 import { auditLogPath } from '../../starter/local/stack';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
 import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
-import { testRest } from '../support/kube';
+import { testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
 import { makeCsr } from '../support/x509';
@@ -67,14 +67,7 @@ function restAs(user: { token: string } | { certPem: string; keyPem: string }): 
   return new KubeRest(u, new TokenBucket(0, 0));
 }
 
-async function get<T>(p: string): Promise<T | undefined> {
-  try {
-    return (await rest.request<T>('GET', p)).body;
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return undefined;
-    throw e;
-  }
-}
+const get = <T>(p: string) => getIfExists<T>(rest, p);
 
 interface CsrSpec {
   name: string;

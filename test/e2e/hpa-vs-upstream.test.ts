@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ApiError } from '../../activities/kube/rest';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
-import { cleanNamespace, mergePatch, testRest } from '../support/kube';
+import { cleanNamespace, mergePatch, testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
 import { UpstreamKcm } from '../support/upstream';
@@ -48,14 +48,7 @@ const hpaPath = (ns: string, name = '') => `/apis/autoscaling/v2/namespaces/${ns
 const deployPath = (ns: string, name: string) => `/apis/apps/v1/namespaces/${ns}/deployments/${name}`;
 const scalablePath = (ns: string, name = '') => `/apis/${GROUP}/v1/namespaces/${ns}/scalables${name ? `/${name}` : ''}`;
 
-async function getOr<T>(p: string): Promise<T | undefined> {
-  try {
-    return (await rest.request<T>('GET', p)).body;
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return undefined;
-    throw e;
-  }
-}
+const getOr = <T>(p: string) => getIfExists<T>(rest, p);
 
 async function deployment(ns: string, name: string): Promise<void> {
   await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: {

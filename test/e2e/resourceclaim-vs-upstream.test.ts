@@ -1,11 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { ApiError } from '../../activities/kube/rest';
 import { readState } from '../../starter/local/stack';
 import { DRA_DEVICE_CLASS, ensureDra } from '../../starter/local/dra';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
-import { testRest } from '../support/kube';
+import { testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
 import { UpstreamKcm } from '../support/upstream';
@@ -45,14 +44,7 @@ const namespaces: string[] = [];
 
 const DEVICES = { requests: [{ name: 'gpu', exactly: { deviceClassName: DRA_DEVICE_CLASS } }] };
 
-async function getOr<T>(p: string): Promise<T | undefined> {
-  try {
-    return (await rest.request<T>('GET', p)).body;
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return undefined;
-    throw e;
-  }
-}
+const getOr = <T>(p: string) => getIfExists<T>(rest, p);
 
 const claimsPath = (ns: string) => `/apis/resource.k8s.io/v1/namespaces/${ns}/resourceclaims`;
 const podPath = (ns: string, name = '') => `/api/v1/namespaces/${ns}/pods${name ? `/${name}` : ''}`;

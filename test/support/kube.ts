@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import { KubeRest } from '../../activities/kube/rest';
+import { ApiError, KubeRest } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
 import type { KubeObject } from '../../activities/kube/projections';
 import { testKubeConfig } from './cluster';
@@ -40,5 +40,15 @@ export async function eventsFor(rest: KubeRest, ns: string, name: string, reason
 export async function cleanNamespace(rest: KubeRest, ns: string): Promise<void> {
   for (const path of [`/apis/apps/v1/namespaces/${ns}/replicasets`, `/api/v1/namespaces/${ns}/replicationcontrollers`, `/api/v1/namespaces/${ns}/pods`]) {
     await rest.request('DELETE', path, { body: { propagationPolicy: 'Background' } }).catch(() => undefined);
+  }
+}
+
+/** GET one object; undefined when it does not exist (404), any other failure thrown. */
+export async function getIfExists<T>(rest: KubeRest, path: string): Promise<T | undefined> {
+  try {
+    return (await rest.request<T>('GET', path)).body;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return undefined;
+    throw e;
   }
 }
