@@ -1,10 +1,11 @@
 import type { V1Pod, V2CrossVersionObjectReference } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { parseSelectorString, requirementsMatch } from '../../workflows/common/label-selector-string';
-import { needsMetrics, type HpaSpecView, type HpaStatusView, type RescaleOutcome } from '../../workflows/hpa/logic';
-import type { MetricReading } from '../../workflows/hpa/metric-status';
+import { checkSelector, needsMetrics, type HpaSpecView, type HpaStatusView, type RescaleOutcome, type SelectorCheck } from '../../workflows/hpa/logic';
+import { computeReplicasForMetrics, type MetricReading, type MetricsProposal } from '../../workflows/hpa/metric-status';
 import { hpaPodFromPod } from '../../workflows/hpa/projections';
-import type { HpaConfig, HpaEvent, HpaPod } from '../../workflows/hpa/types';
+import { tolerancesFor } from '../../workflows/hpa/replica-calculator';
+import type { HpaConfig, HpaEvent } from '../../workflows/hpa/types';
 import type { FlagValues } from '../../workers/flags';
 import { RestMapper } from '../kube/discovery';
 import type { RecordEvent } from '../kube/events';
@@ -34,25 +35,19 @@ export type ScaleRead =
   | { ok: true; groupResource: string; path: string; replicas: number; statusReplicas: number; selector: string }
   | { ok: false; error: string };
 
-/** What the selector checks need: the scale's selector, whether it parses, which other HPAs pick its pods. */
-export interface SelectorFacts {
-  selector: string;
-  parseError?: string;
-  /** "namespace/name" of every other HPA whose target's selector picks one of these pods */
-  otherHpas: string[];
-}
-
 export interface HpaObservation {
   /** absent when the HPA is gone */
   hpa?: HpaView;
   config: HpaConfig;
   syncPeriodMs: number;
   scale?: ScaleRead;
-  /** present when the replica count lies in [min, max]: the metrics are to be read */
-  selector?: SelectorFacts;
-  pods?: HpaPod[];
-  /** one per spec.metrics entry, when the selector checks passed */
-  readings?: MetricReading[];
+  /**
+   * When the replica count lies in [min, max], what the metrics propose (computed here from the
+   * pods and readings, which are many and would bloat the history; the window and policies,
+   * which need the history, are the workflow's) — or the selector check that failed first.
+   */
+  selector?: SelectorCheck;
+  metrics?: MetricsProposal;
 }
 
 export interface RescaleRequest {
@@ -177,8 +172,9 @@ export function createHpaActivities(deps: HpaDeps) {
   return {
     /**
      * Everything one sync decides on, read in upstream's order: the HPA, its target's scale, and,
-     * when the replica count lies within [min, max], the selector's pods, the other HPAs picking
-     * them, and each metric. Reads only; the workflow decides.
+     * when the replica count lies within [min, max], the selector checks (present, parseable, its
+     * pods picked by no other HPA) and each metric, reduced to the metrics' proposal by the pure
+     * calculator. Reads only: whether and how far to scale is the workflow's decision.
      */
     async observeHpa(req: HpaKey): Promise<HpaObservation> {
       return apiCall(async () => {
@@ -197,22 +193,33 @@ export function createHpaActivities(deps: HpaDeps) {
         out.scale = scale;
         if (!scale.ok || !needsMetrics(hpa.spec, scale.replicas)) return out;
 
-        const facts: SelectorFacts = { selector: scale.selector, otherHpas: [] };
-        out.selector = facts;
-        if (!scale.selector) return out;
-        const parsed = parseSelectorString(scale.selector);
-        if (!parsed.ok) {
-          facts.parseError = parsed.error;
+        const self = `${req.namespace}/${req.name}`;
+        const parsed = scale.selector ? parseSelectorString(scale.selector) : undefined;
+        let check = checkSelector(scale.selector || undefined, parsed && !parsed.ok ? parsed.error : undefined, [], self);
+        if (!check.ok || !parsed?.ok) {
+          out.selector = check;
           return out;
         }
-        const q = scale.selector ? `?labelSelector=${encodeURIComponent(scale.selector)}` : '';
+        const q = `?labelSelector=${encodeURIComponent(scale.selector)}`;
         const pods = ((await reader.request<{ items?: V1Pod[] }>('GET', `${resourcePath(RESOURCES.pods, req.namespace)}${q}`)).body.items ?? [])
           .filter((p) => requirementsMatch(parsed.requirements, p.metadata?.labels));
-        facts.otherHpas = await otherHpasSelecting(req.namespace, req.name, pods);
-        if (facts.otherHpas.length > 0) return out;
-        out.pods = pods.map(hpaPodFromPod);
-        out.readings = [];
-        for (const spec of hpa.spec.metrics ?? []) out.readings.push(await readMetric(rest, mapper, req.namespace, scale.selector, spec));
+        check = checkSelector(scale.selector, undefined, await otherHpasSelecting(req.namespace, req.name, pods), self);
+        if (!check.ok) {
+          out.selector = check;
+          return out;
+        }
+        const specs = hpa.spec.metrics ?? [];
+        const readings: MetricReading[] = [];
+        for (const spec of specs) readings.push(await readMetric(rest, mapper, req.namespace, scale.selector, spec));
+        out.metrics = computeReplicasForMetrics(specs, readings, {
+          namespace: req.namespace,
+          specReplicas: scale.replicas,
+          statusReplicas: scale.statusReplicas,
+          pods: pods.map(hpaPodFromPod),
+          tolerances: tolerancesFor(hpa.spec.behavior, config),
+          config,
+          nowMs: Date.now(),
+        });
         return out;
       });
     },

@@ -2,9 +2,7 @@ import { log, proxyActivities } from '@temporalio/workflow';
 import type { HpaActivities, HpaObservation } from '../../activities/hpa/activities';
 import { apiBatches } from '../runtime/activity-options';
 import { DEFAULT_TUNING, type LoopTuning, type ReconcileResult, runObjectLoop } from '../runtime/object-loop';
-import { checkSelector, finishSync, planSync, scaleReadFailed, type SyncInput, type SyncResult } from './logic';
-import { computeReplicasForMetrics } from './metric-status';
-import { tolerancesFor } from './replica-calculator';
+import { finishSync, planSync, scaleReadFailed, type SyncInput, type SyncResult } from './logic';
 import { emptyHistory, type HpaHistory } from './types';
 
 export const CONTROLLER = 'hpa';
@@ -37,27 +35,14 @@ const io = proxyActivities<HpaActivities>(apiBatches('10 seconds'));
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** The decision of one sync from what observeHpa read (pure but for the scale update it asks for). */
-function syncInputOf(namespace: string, name: string, obs: HpaObservation, history: HpaHistory, nowMs: number): SyncInput | undefined {
+/** The sync's input from what observeHpa read; undefined when the scale could not be read. */
+function syncInputOf(obs: HpaObservation, history: HpaHistory, nowMs: number): SyncInput | undefined {
   const hpa = obs.hpa;
   const scale = obs.scale;
   if (!hpa || !scale || !scale.ok) return undefined;
   const input: SyncInput = { spec: hpa.spec, status: hpa.status, currentReplicas: scale.replicas, history, config: obs.config, nowMs };
-  if (!obs.selector) return input;
-  const check = checkSelector(obs.selector.selector || undefined, obs.selector.parseError, obs.selector.otherHpas, `${namespace}/${name}`);
-  if (!check.ok) {
-    input.selector = check;
-    return input;
-  }
-  input.metrics = computeReplicasForMetrics(hpa.spec.metrics ?? [], obs.readings ?? [], {
-    namespace,
-    specReplicas: scale.replicas,
-    statusReplicas: scale.statusReplicas,
-    pods: obs.pods ?? [],
-    tolerances: tolerancesFor(hpa.spec.behavior, obs.config),
-    config: obs.config,
-    nowMs,
-  });
+  if (obs.selector) input.selector = obs.selector;
+  if (obs.metrics) input.metrics = obs.metrics;
   return input;
 }
 
@@ -94,7 +79,7 @@ export async function hpaWorkflow(input: HpaWorkflowInput): Promise<void> {
     target = `${ref.kind}/${ref.name}`;
     const nowMs = Date.now();
     let result: SyncResult;
-    const syncInput = syncInputOf(input.namespace, input.name, obs, history, nowMs);
+    const syncInput = syncInputOf(obs, history, nowMs);
     if (!syncInput) {
       result = scaleReadFailed(hpa.status, history, obs.scale && !obs.scale.ok ? obs.scale.error : 'scale was not read', nowMs);
     } else {
