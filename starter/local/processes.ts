@@ -7,6 +7,8 @@ export interface PidRecord {
   pid: number;
   binary: string;
   startedAt: string;
+  /** the arguments it was started with (absent in records written before they were kept) */
+  args?: string[];
 }
 
 export function runDir(dataDir: string): string {
@@ -75,7 +77,7 @@ export function startDetached(dataDir: string, spec: StartSpec): PidRecord {
   fs.closeSync(out);
   if (child.pid === undefined) throw new Error(`could not start ${spec.name} (${spec.binary})`);
   child.unref();
-  const rec: PidRecord = { pid: child.pid, binary: spec.binary, startedAt: new Date().toISOString() };
+  const rec: PidRecord = { pid: child.pid, binary: spec.binary, startedAt: new Date().toISOString(), args: spec.args };
   fs.writeFileSync(pidFile(dataDir, spec.name), JSON.stringify(rec) + '\n');
   return rec;
 }
