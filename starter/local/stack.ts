@@ -410,14 +410,16 @@ export async function up(opts: UpOptions): Promise<StackState> {
       for (const p of c.ports) { ports[p] = prev!.ports[p]; alloc.reserve(ports[p]); }
     }
     for (const c of COMPONENTS.filter((c) => willStart.has(c.name))) {
+      // the stand-in binds the host address, which other stacks on this machine may bind too
+      const host = c.name === 'metrics-standin' && advertiseAddress ? advertiseAddress : '127.0.0.1';
       for (const p of c.ports) {
         const purpose = `${c.name} (${p})`;
         const requested = opts.ports?.[p] ?? 0;
         const previous = prev?.ports[p];
-        if (requested > 0) ports[p] = await alloc.take(purpose, requested);
+        if (requested > 0) ports[p] = await alloc.take(purpose, requested, host);
         // Same port as last time when we can: Web UI bookmarks and exported env stay valid.
-        else if (previous && (await isPortFree(previous))) ports[p] = await alloc.take(purpose, previous).catch(() => alloc.take(purpose));
-        else ports[p] = await alloc.take(purpose);
+        else if (previous && (await isPortFree(previous, host))) ports[p] = await alloc.take(purpose, previous, host).catch(() => alloc.take(purpose, 0, host));
+        else ports[p] = await alloc.take(purpose, 0, host);
       }
     }
 
