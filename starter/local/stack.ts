@@ -307,12 +307,24 @@ function executable(ctx: Pick<Ctx, 'bins'>, c: Component): string {
 /**
  * A running part whose flags this version of the stack would set differently is restarted: the
  * apiserver (a record from before its flags were kept predates the aggregation flags) and the
- * metrics stand-in (the host address it binds may have changed).
+ * metrics stand-in (the host address it binds may have changed). So is a stand-in older than its
+ * build (`npm run build` since it started), as a changed binary would be by its version dir.
  */
-function argsChanged(c: Component, rec: PidRecord, ctx: Ctx): boolean {
+function outdated(c: Component, rec: PidRecord, ctx: Ctx): boolean {
   if (c.name !== 'kube-apiserver' && c.name !== 'metrics-standin') return false;
   if (!rec.args) return true;
-  return JSON.stringify(rec.args) !== JSON.stringify(c.args(ctx));
+  if (JSON.stringify(rec.args) !== JSON.stringify(c.args(ctx))) return true;
+  return c.name === 'metrics-standin' && metricsStandinBuiltAt() > Date.parse(rec.startedAt);
+}
+
+/** When the stand-in's build last changed (0 when not built). */
+function metricsStandinBuiltAt(): number {
+  const dir = path.dirname(metricsStandinScript());
+  try {
+    return Math.max(0, ...fs.readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => fs.statSync(path.join(dir, f)).mtimeMs));
+  } catch {
+    return 0;
+  }
 }
 
 async function startAndWait(ctx: Ctx, c: Component, timeoutMs: number, log: Logger): Promise<void> {
@@ -396,7 +408,7 @@ export async function up(opts: UpOptions): Promise<StackState> {
       const reconfigured = running && !depRestarts && (
         (c.name === 'kube-apiserver' && policyChanged) ||
         // a running part keeps its ports, so the previous ones give the flags it would get now
-        c.ports.every((p) => prev!.ports[p] !== undefined) && argsChanged(c, rec, { dataDir, ports: prev!.ports, pki, agg, bins, advertiseAddress })
+        c.ports.every((p) => prev!.ports[p] !== undefined) && outdated(c, rec, { dataDir, ports: prev!.ports, pki, agg, bins, advertiseAddress })
       );
       if (running && !depRestarts && !reconfigured) continue;
       if (running) await stopProcess(dataDir, c.name);

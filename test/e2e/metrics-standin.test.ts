@@ -21,7 +21,8 @@ let ns = '';
 const raw = async <T>(path: string): Promise<T> => JSON.parse(await kubectl('get', '--raw', path)) as T;
 const q = (s: string) => encodeURIComponent(s);
 
-interface PodMetricsList { kind: string; items: Array<{ metadata: { name: string; namespace: string }; window: string; containers: Array<{ name: string; usage: { cpu: string; memory: string } }> }> }
+interface PodMetrics { metadata: { name: string; namespace: string }; window: string; containers: Array<{ name: string; usage: { cpu: string; memory: string } }> }
+interface PodMetricsList { kind: string; items: PodMetrics[] }
 interface MetricValueList { kind: string; items: Array<{ describedObject: { kind: string; name: string; namespace?: string; apiVersion: string }; metric: { name: string }; value: string }> }
 interface ExternalList { kind: string; items: Array<{ metricName: string; metricLabels: Record<string, string>; value: string }> }
 
@@ -96,10 +97,12 @@ test('the three metrics APIs answer from annotations and a ConfigMap, and follow
   expect(jobs.items.map((i) => [i.metricLabels, i.value])).toEqual([[{ queue: 'b' }, '1500m']]);
 
   // changes are seen on the next read
-  await kubectl('annotate', '-n', ns, 'pod', 'web-1', '--overwrite', 'metrics.temporal-kcm.io/cpu=400m', 'custom.metrics.temporal-kcm.io/requests-per-second=30');
+  await kubectl('annotate', '-n', ns, 'pod', 'web-1', '--overwrite', 'metrics.temporal-kcm.io/cpu=400m', 'metrics.temporal-kcm.io/window=2s',
+    'custom.metrics.temporal-kcm.io/requests-per-second=30');
   await kubectl('patch', '-n', ns, 'configmap', 'temporal-kcm-external-metrics', '--type=merge', '-p', '{"data":{"queue-depth":"45"}}');
   await eventually('the new cpu annotation in kubectl top', async () =>
     (await kubectl('top', 'pod', '-n', ns, '--no-headers')).trim().split(/\s+/).join(' ') === 'web-1 450m 128Mi', 5000, 100);
+  expect((await raw<PodMetrics>(`/apis/metrics.k8s.io/v1beta1/namespaces/${ns}/pods/web-1`)).window).toBe('2s');
   const rps2 = await raw<MetricValueList>(`/apis/custom.metrics.k8s.io/v1beta2/namespaces/${ns}/pods/*/requests-per-second`);
   expect(rps2.items.map((i) => i.value)).toEqual(['30']);
   expect((await raw<ExternalList>(`/apis/external.metrics.k8s.io/v1beta1/namespaces/${ns}/queue-depth`)).items[0].value).toBe('45');

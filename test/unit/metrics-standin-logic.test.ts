@@ -1,7 +1,7 @@
 import type { V1ConfigMap, V1Node, V1Pod } from '@kubernetes/client-node';
 import {
   SelectorParseError, apiGroupList, apiResourceList, customValue, externalValues, listMetricValues, listPodMetrics, nodeMetrics,
-  parseSelector, podCustomMetricNames, podUsage, route, selectorMatches, toLabelSelector,
+  parseSelector, parseWindow, podCustomMetricNames, podUsage, route, selectorMatches, toLabelSelector,
 } from '../../starter/local/metrics/logic';
 import { wiringObjects } from '../../starter/local/metrics/wiring';
 
@@ -61,6 +61,7 @@ describe('pod usage from annotations', () => {
       { name: 'a', usage: { cpu: '150m', memory: '67108864' } },
       { name: 'b', usage: { cpu: '150m', memory: '67108864' } },
     ]);
+    expect(u.window).toBe('15s');
   });
 
   test('the containers annotation overrides per container; unnamed resources report 0', () => {
@@ -72,6 +73,17 @@ describe('pod usage from annotations', () => {
       { name: 'a', usage: { cpu: '100m', memory: '0' } },
       { name: 'b', usage: { cpu: '1', memory: '64Mi' } },
     ]);
+  });
+
+  test('the window annotation sets the reported window (whole seconds, printed as Go does)', () => {
+    const ann = { 'metrics.temporal-kcm.io/cpu': '1', 'metrics.temporal-kcm.io/window': '1s' };
+    expect(podUsage(pod('p', { ann })).window).toBe('1s');
+    expect(podUsage(pod('p', { ann: { 'metrics.temporal-kcm.io/cpu': '1' } })).window).toBe('15s');
+    expect(listPodMetrics([pod('p', { ann })], 'default', [], now)[0].window).toBe('1s');
+    expect(parseWindow('90s')).toBe('1m30s');
+    expect(parseWindow('3600s')).toBe('1h0m0s');
+    for (const bad of ['0s', '1.5s', '5', '3601s', 'soon']) expect(parseWindow(bad)).toBeUndefined();
+    expect(podUsage(pod('p', { ann: { ...ann, 'metrics.temporal-kcm.io/window': '5m' } })).error).toContain('window');
   });
 
   test('no annotation, or not Running: no metrics yet', () => {

@@ -16,6 +16,8 @@ import { addQuantities, formatQuantity, parseQuantity, tryParseQuantity, zeroQua
 export const CPU_ANNOTATION = 'metrics.temporal-kcm.io/cpu';
 export const MEMORY_ANNOTATION = 'metrics.temporal-kcm.io/memory';
 export const CONTAINERS_ANNOTATION = 'metrics.temporal-kcm.io/containers';
+/** optional: the pod's PodMetrics window in whole seconds (`5s`), instead of WINDOW_SECONDS */
+export const WINDOW_ANNOTATION = 'metrics.temporal-kcm.io/window';
 export const CUSTOM_ANNOTATION_PREFIX = 'custom.metrics.temporal-kcm.io/';
 export const EXTERNAL_CONFIGMAP = 'temporal-kcm-external-metrics';
 
@@ -157,7 +159,21 @@ export interface ContainerUsage {
 /** A pod's reported usage, undefined when it reports none; `error` says why an annotated pod is skipped. */
 export interface PodUsage {
   containers?: ContainerUsage[];
+  /** the window to report, `15s` unless the window annotation says otherwise */
+  window?: string;
   error?: string;
+}
+
+/** Whole seconds 1..3600 (`5s`, `90s`), printed as Go prints a time.Duration (`5s`, `1m30s`). */
+export function parseWindow(v: string): string | undefined {
+  const m = v.trim().match(/^(\d+)s$/);
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  if (n < 1 || n > 3600) return undefined;
+  if (n < 60) return `${n}s`;
+  const h = Math.floor(n / 3600);
+  const min = Math.floor((n % 3600) / 60);
+  return `${h ? `${h}h` : ''}${min}m${n % 60}s`;
 }
 
 function quantityOrError(v: unknown, what: string): { q?: string; error?: string } {
@@ -210,6 +226,12 @@ export function podUsage(pod: V1Pod): PodUsage {
       perContainer = { ...perContainer, [name]: u };
     }
   }
+  let window = `${WINDOW_SECONDS}s`;
+  if (WINDOW_ANNOTATION in ann) {
+    const w = parseWindow(ann[WINDOW_ANNOTATION]);
+    if (!w) return { error: `${WINDOW_ANNOTATION}: "${ann[WINDOW_ANNOTATION]}" is not a number of seconds like 5s (1s..3600s)` };
+    window = w;
+  }
   const containers = (pod.spec?.containers ?? []).map((c) => ({
     name: c.name,
     usage: {
@@ -217,7 +239,7 @@ export function podUsage(pod: V1Pod): PodUsage {
       memory: perContainer[c.name]?.memory ?? base.memory ?? '0',
     },
   }));
-  return { containers };
+  return { containers, window };
 }
 
 /** RFC 3339 to the second, as metav1.Time serializes. */
@@ -239,7 +261,7 @@ export interface NodeMetrics {
   usage: Usage;
 }
 
-export function podMetrics(pod: V1Pod, containers: ContainerUsage[], now: Date): PodMetrics {
+export function podMetrics(pod: V1Pod, containers: ContainerUsage[], now: Date, window = `${WINDOW_SECONDS}s`): PodMetrics {
   return {
     metadata: {
       name: pod.metadata?.name ?? '',
@@ -248,7 +270,7 @@ export function podMetrics(pod: V1Pod, containers: ContainerUsage[], now: Date):
       creationTimestamp: metaTime(now),
     },
     timestamp: metaTime(now),
-    window: `${WINDOW_SECONDS}s`,
+    window,
     containers,
   };
 }
@@ -260,7 +282,7 @@ export function listPodMetrics(pods: Iterable<V1Pod>, namespace: string | undefi
     if (namespace !== undefined && pod.metadata?.namespace !== namespace) continue;
     if (!selectorMatches(reqs, pod.metadata?.labels)) continue;
     const u = podUsage(pod);
-    if (u.containers) out.push(podMetrics(pod, u.containers, now));
+    if (u.containers) out.push(podMetrics(pod, u.containers, now, u.window));
   }
   return out.sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
 }

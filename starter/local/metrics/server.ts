@@ -126,7 +126,7 @@ export class MetricsStandin {
           if (!pod || !u.containers) {
             throw new HttpError(404, 'NotFound', `podmetrics.metrics.k8s.io "${r.namespace}/${r.name}" not found`, { name: `${r.namespace}/${r.name}`, group: METRICS_GV.group, kind: 'pods' });
           }
-          return { kind: 'PodMetrics', apiVersion: gv, ...podMetrics(pod, u.containers, now) };
+          return { kind: 'PodMetrics', apiVersion: gv, ...podMetrics(pod, u.containers, now, u.window) };
         }
         if (r.name !== undefined) throw new HttpError(404, 'NotFound', 'the server could not find the requested resource');
         return { kind: 'PodMetricsList', apiVersion: gv, metadata: {}, items: listPodMetrics(this.pods.values(), r.namespace, labelSel(), now) };
