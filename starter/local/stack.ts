@@ -463,7 +463,7 @@ export async function up(opts: UpOptions): Promise<StackState> {
 
     // The APIServices go in only once the stand-in answers (an unavailable one breaks discovery
     // for the garbage collector and namespace controller); their wait overlaps the steps below.
-    const metricsApis = ensureMetricsApis(ctx, timeoutMs).then(() => undefined, (e: unknown) => e);
+    const metricsApis = ensureMetricsApis(ctx, timeoutMs, log).then(() => undefined, (e: unknown) => e);
     await ensureDevSearchAttributes(`127.0.0.1:${ports.temporal}`, 'default');
     const kc = adminKubeConfig(dataDir);
     await ensureNodes(kc, nodes);
@@ -490,7 +490,8 @@ function adminTarget(ctx: Pick<Ctx, 'ports' | 'pki'>): KubeTarget {
 }
 
 /** Service, EndpointSlice and APIServices of the metrics stand-in, then wait until the three are Available. */
-async function ensureMetricsApis(ctx: Ctx, timeoutMs: number): Promise<void> {
+async function ensureMetricsApis(ctx: Ctx, timeoutMs: number, log: Logger): Promise<void> {
+  const t0 = Date.now();
   const t = adminTarget(ctx);
   const address = metricsStandinAddress(ctx.dataDir);
   if (!address) throw new StackError('the metrics stand-in is not running');
@@ -498,6 +499,7 @@ async function ensureMetricsApis(ctx: Ctx, timeoutMs: number): Promise<void> {
   let why = '';
   await waitFor(async () => (why = await unavailableApiServices(t)) === '', timeoutMs,
     () => `the metrics APIServices to become Available (${why}; see ${path.join(ctx.dataDir, 'logs', 'metrics-standin.log')})`, 100);
+  log(`  metrics APIs    available in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string | (() => string), everyMs = 250): Promise<void> {
