@@ -495,7 +495,11 @@ async function ensureMetricsApis(ctx: Ctx, timeoutMs: number, log: Logger): Prom
   const t = adminTarget(ctx);
   const address = metricsStandinAddress(ctx.dataDir);
   if (!address) throw new StackError('the metrics stand-in is not running');
-  await applyWiring(t, { ...METRICS_SERVICE, address, port: ctx.ports.metricsStandin, caBundle: fs.readFileSync(ctx.pki.caCert) });
+  // retried: right after kube-apiserver starts, a Service's IP allocation can fail until its ServiceCIDR is ready
+  await waitFor(async () => {
+    await applyWiring(t, { ...METRICS_SERVICE, address, port: ctx.ports.metricsStandin, caBundle: fs.readFileSync(ctx.pki.caCert) });
+    return true;
+  }, timeoutMs, 'the metrics stand-in\'s Service, EndpointSlice and APIServices to be applied', 200);
   let why = '';
   await waitFor(async () => (why = await unavailableApiServices(t)) === '', timeoutMs,
     () => `the metrics APIServices to become Available (${why}; see ${path.join(ctx.dataDir, 'logs', 'metrics-standin.log')})`, 100);
