@@ -68,7 +68,12 @@ export class MetricsStandin {
 
   async stop(): Promise<void> {
     this.pods.stop();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+    await new Promise<void>((r) => {
+      if (!this.server) return r();
+      this.server.close(() => r());
+      // the aggregator keeps connections alive: close them, or close() waits for its idle timeout
+      this.server.closeAllConnections();
+    });
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
