@@ -35,6 +35,7 @@ const PORT_FLAGS: Record<PortName, string> = {
   temporalUi: 'temporal-ui-port',
   temporalHttp: 'temporal-http-port',
   temporalMetrics: 'temporal-metrics-port',
+  metricsStandin: 'metrics-standin-port',
 };
 
 function dataDirOption(): Option {

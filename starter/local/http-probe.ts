@@ -7,6 +7,8 @@ export interface ProbeTls {
   key?: Buffer;
   /** self-signed serving certs (kube-scheduler's) can't be verified against our CA */
   insecure?: boolean;
+  /** the name to verify the serving cert against, when the URL's host is an IP the cert does not name */
+  servername?: string;
 }
 
 /** GET a health endpoint; resolves with the status and body, never rejects (a refused connection is status 0). */
@@ -16,7 +18,7 @@ export function probe(url: string, tls: ProbeTls = {}, timeoutMs = 2000): Promis
     const mod = u.protocol === 'https:' ? https : http;
     const req = mod.get(
       u,
-      { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !tls.insecure, timeout: timeoutMs },
+      { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !tls.insecure, timeout: timeoutMs, ...(tls.servername ? { servername: tls.servername } : {}) },
       (res) => {
         let body = '';
         res.setEncoding('utf8');

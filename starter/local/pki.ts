@@ -96,3 +96,64 @@ export function ensurePki(dataDir: string): Pki {
   for (const f of fs.readdirSync(p.dir)) if (f.endsWith('.key')) fs.chmodSync(path.join(p.dir, f), 0o600);
   return p;
 }
+
+/** The service the metrics APIServices point at; the stand-in's serving cert names its DNS name. */
+export const METRICS_SERVICE = { namespace: 'kube-system', name: 'temporal-kcm-metrics' };
+/** CN of the aggregator's proxy client cert: the only caller the metrics stand-in accepts. */
+export const FRONT_PROXY_CLIENT_CN = 'front-proxy-client';
+
+export interface AggregationPki {
+  frontProxyCaCert: string;
+  frontProxyCaKey: string;
+  frontProxyClientCert: string;
+  frontProxyClientKey: string;
+  metricsCert: string;
+  metricsKey: string;
+}
+
+export function aggregationPkiPaths(dataDir: string): AggregationPki {
+  const dir = path.join(dataDir, 'pki');
+  return {
+    frontProxyCaCert: path.join(dir, 'front-proxy-ca.crt'),
+    frontProxyCaKey: path.join(dir, 'front-proxy-ca.key'),
+    frontProxyClientCert: path.join(dir, 'front-proxy-client.crt'),
+    frontProxyClientKey: path.join(dir, 'front-proxy-client.key'),
+    metricsCert: path.join(dir, 'metrics-standin.crt'),
+    metricsKey: path.join(dir, 'metrics-standin.key'),
+  };
+}
+
+/**
+ * The aggregation layer's certificates, made once (P-256 keys: quick to make): a front-proxy CA
+ * (kube-apiserver's --requestheader-client-ca-file) and its client cert (the aggregator's
+ * --proxy-client-cert-file), and the metrics stand-in's serving cert, signed by the stack CA, for
+ * the name the aggregator dials (<service>.<namespace>.svc). Kept apart from ensurePki so that a
+ * data dir made before these existed gains them without its other keys being remade.
+ */
+export function ensureAggregationPki(dataDir: string): AggregationPki {
+  const p = pkiPaths(dataDir);
+  const a = aggregationPkiPaths(dataDir);
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'];
+  const leaf = ['-addext', 'basicConstraints=critical,CA:FALSE', '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment'];
+  const missing = (...f: string[]) => f.some((x) => !fs.existsSync(x));
+  let madeCa = false;
+  if (missing(a.frontProxyCaCert, a.frontProxyCaKey)) {
+    openssl(['req', '-x509', '-new', '-nodes', ...ec, '-keyout', a.frontProxyCaKey, '-out', a.frontProxyCaCert, '-days', '3650',
+      '-subj', '/CN=temporal-kcm-front-proxy-ca',
+      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature']);
+    madeCa = true;
+  }
+  if (madeCa || missing(a.frontProxyClientCert, a.frontProxyClientKey)) {
+    openssl(['req', '-x509', '-new', '-nodes', ...ec, '-keyout', a.frontProxyClientKey, '-out', a.frontProxyClientCert,
+      '-CA', a.frontProxyCaCert, '-CAkey', a.frontProxyCaKey, '-days', '3650', '-subj', `/CN=${FRONT_PROXY_CLIENT_CN}`,
+      ...leaf, '-addext', 'extendedKeyUsage=clientAuth']);
+  }
+  if (missing(a.metricsCert, a.metricsKey)) {
+    const svc = `${METRICS_SERVICE.name}.${METRICS_SERVICE.namespace}.svc`;
+    openssl(['req', '-x509', '-new', '-nodes', ...ec, '-keyout', a.metricsKey, '-out', a.metricsCert,
+      '-CA', p.caCert, '-CAkey', p.caKey, '-days', '3650', '-subj', `/CN=${svc}`,
+      ...leaf, '-addext', 'extendedKeyUsage=serverAuth', '-addext', `subjectAltName=DNS:${svc},DNS:${svc}.cluster.local`]);
+  }
+  for (const f of [a.frontProxyCaKey, a.frontProxyClientKey, a.metricsKey]) fs.chmodSync(f, 0o600);
+  return a;
+}

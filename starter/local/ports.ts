@@ -1,8 +1,8 @@
 import * as net from 'node:net';
 
 export class PortInUseError extends Error {
-  constructor(readonly port: number, readonly purpose: string) {
-    super(`port ${port} (wanted for ${purpose}) is already in use on 127.0.0.1 by another process; ` +
+  constructor(readonly port: number, readonly purpose: string, host = '127.0.0.1') {
+    super(`port ${port} (wanted for ${purpose}) is already in use on ${host} by another process; ` +
       `stop that process or choose another port with the matching --*-port flag`);
   }
 }
@@ -34,15 +34,15 @@ async function ephemeralPort(host = '127.0.0.1'): Promise<number> {
 export class PortAllocator {
   private readonly taken = new Set<number>();
 
-  /** `requested` > 0 must be free (or it is an error); 0 means any free port. */
-  async take(purpose: string, requested = 0): Promise<number> {
+  /** `requested` > 0 must be free (or it is an error); 0 means any free port. `host`: where it will be bound. */
+  async take(purpose: string, requested = 0, host = '127.0.0.1'): Promise<number> {
     if (requested > 0) {
-      if (this.taken.has(requested) || !(await isPortFree(requested))) throw new PortInUseError(requested, purpose);
+      if (this.taken.has(requested) || !(await isPortFree(requested, host))) throw new PortInUseError(requested, purpose, host);
       this.taken.add(requested);
       return requested;
     }
     for (let i = 0; i < 50; i++) {
-      const p = await ephemeralPort();
+      const p = await ephemeralPort(host);
       if (!this.taken.has(p)) {
         this.taken.add(p);
         return p;

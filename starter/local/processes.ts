@@ -7,6 +7,8 @@ export interface PidRecord {
   pid: number;
   binary: string;
   startedAt: string;
+  /** the arguments it was started with (absent in records written before they were kept) */
+  args?: string[];
 }
 
 export function runDir(dataDir: string): string {
@@ -44,8 +46,10 @@ export function isOurs(rec: PidRecord | undefined): rec is PidRecord {
     const stat = fs.readFileSync(`/proc/${rec.pid}/stat`, 'utf8');
     // field 3 is the state; Z = exited but not reaped: as good as gone.
     if (/^\d+ \(.*\) Z/.test(stat)) return false;
-    const argv0 = fs.readFileSync(`/proc/${rec.pid}/cmdline`, 'utf8').split('\0')[0];
-    return argv0 === rec.binary;
+    const argv = fs.readFileSync(`/proc/${rec.pid}/cmdline`, 'utf8').split('\0');
+    if (argv[0] !== rec.binary) return false;
+    // a script run by node shares its argv[0] with every other node process: the arguments tell them apart
+    return !rec.args || rec.args.every((a, i) => argv[i + 1] === a);
   } catch {
     return false;
   }
@@ -75,7 +79,7 @@ export function startDetached(dataDir: string, spec: StartSpec): PidRecord {
   fs.closeSync(out);
   if (child.pid === undefined) throw new Error(`could not start ${spec.name} (${spec.binary})`);
   child.unref();
-  const rec: PidRecord = { pid: child.pid, binary: spec.binary, startedAt: new Date().toISOString() };
+  const rec: PidRecord = { pid: child.pid, binary: spec.binary, startedAt: new Date().toISOString(), args: spec.args };
   fs.writeFileSync(pidFile(dataDir, spec.name), JSON.stringify(rec) + '\n');
   return rec;
 }

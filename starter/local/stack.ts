@@ -5,22 +5,27 @@ import type * as k8s from '@kubernetes/client-node';
 import { clientNode } from './client-node';
 import { BinaryName, Logger, ensureBinaries, findOnPath, locateBinary } from './binaries';
 import { repoRoot } from './paths';
-import { CLIENTS, Pki, SERVICE_CLUSTER_IP_RANGE, ensurePki, pkiPaths } from './pki';
+import {
+  AggregationPki, CLIENTS, FRONT_PROXY_CLIENT_CN, METRICS_SERVICE, Pki, SERVICE_CLUSTER_IP_RANGE, aggregationPkiPaths, ensureAggregationPki,
+  ensurePki, pkiPaths,
+} from './pki';
 import { renderKubeconfig } from './kubeconfig';
 import { PortAllocator, isPortFree } from './ports';
+import type { KubeTarget } from './metrics/kube';
 import { PidRecord, isOurs, readPid, removePid, startDetached, stopProcess, tailLog } from './processes';
 import { probe } from './http-probe';
 import { liftBootTaints } from './boot-taints';
 import { ensureDra } from './dra';
 import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, KWOK_SILENT_LABEL, ensureDefaultServiceAccount, ensureNodes, readyNodeCount } from './nodes';
 import { ensureDevSearchAttributes, temporalHealthy } from './temporal-dev';
+import { applyWiring, unavailableApiServices } from './metrics/wiring';
 
-export type ComponentName = 'etcd' | 'temporal' | 'kube-apiserver' | 'kube-scheduler' | 'kwok';
+export type ComponentName = 'etcd' | 'temporal' | 'kube-apiserver' | 'kube-scheduler' | 'kwok' | 'metrics-standin';
 export type PortName =
-  | 'etcd' | 'etcdPeer' | 'apiserver' | 'scheduler' | 'kwok' | 'temporal' | 'temporalUi' | 'temporalHttp' | 'temporalMetrics';
+  | 'etcd' | 'etcdPeer' | 'apiserver' | 'scheduler' | 'kwok' | 'temporal' | 'temporalUi' | 'temporalHttp' | 'temporalMetrics' | 'metricsStandin';
 
 export const PORT_NAMES: PortName[] = [
-  'etcd', 'etcdPeer', 'apiserver', 'scheduler', 'kwok', 'temporal', 'temporalUi', 'temporalHttp', 'temporalMetrics',
+  'etcd', 'etcdPeer', 'apiserver', 'scheduler', 'kwok', 'temporal', 'temporalUi', 'temporalHttp', 'temporalMetrics', 'metricsStandin',
 ];
 
 /** Written by `up` into <data>/state.json; `env`, `status` and tests read it. */
@@ -46,13 +51,15 @@ interface Ctx {
   dataDir: string;
   ports: Record<PortName, number>;
   pki: Pki;
+  agg: AggregationPki;
   bins: Record<BinaryName, string>;
   advertiseAddress?: string;
 }
 
 interface Component {
   name: ComponentName;
-  binary: BinaryName;
+  /** 'node': a script of this repository run by the node that runs us */
+  binary: BinaryName | 'node';
   ports: PortName[];
   dependsOn: ComponentName[];
   args(ctx: Ctx): string[];
@@ -108,7 +115,7 @@ const COMPONENTS: Component[] = [
     binary: 'kube-apiserver',
     ports: ['apiserver'],
     dependsOn: ['etcd'],
-    args: ({ dataDir, ports, pki, advertiseAddress }) => [
+    args: ({ dataDir, ports, pki, agg, advertiseAddress }) => [
       `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
       '--bind-address=127.0.0.1',
       `--secure-port=${ports.apiserver}`,
@@ -130,6 +137,18 @@ const COMPONENTS: Component[] = [
       '--audit-log-maxbackup=1',
       '--allow-privileged=true',
       '--profiling=false',
+      // The aggregation layer, for the metrics stand-in's APIServices: dial the Service's endpoint
+      // (there is no kube-proxy to reach a ClusterIP), present the front-proxy client cert (the
+      // stand-in accepts no other caller), and trust that CA's requestheader identities.
+      '--enable-aggregator-routing=true',
+      `--proxy-client-cert-file=${agg.frontProxyClientCert}`,
+      `--proxy-client-key-file=${agg.frontProxyClientKey}`,
+      `--requestheader-client-ca-file=${agg.frontProxyCaCert}`,
+      `--requestheader-allowed-names=${FRONT_PROXY_CLIENT_CN}`,
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-uid-headers=X-Remote-Uid',
+      '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
       // The `kubernetes` Service's endpoints may not be loopback (API validation), and this
       // apiserver listens on loopback only; with no other address to offer we publish none.
       ...(advertiseAddress
@@ -180,7 +199,48 @@ const COMPONENTS: Component[] = [
     ],
     healthy: async ({ ports }) => (await probe(`http://127.0.0.1:${ports.kwok}/healthz`)).status === 200,
   },
+  {
+    // metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io from annotations and a
+    // ConfigMap (kwok's kubelets have no real usage); served through kube-apiserver's aggregator
+    name: 'metrics-standin',
+    binary: 'node',
+    ports: ['metricsStandin'],
+    dependsOn: ['kube-apiserver'],
+    args: ({ dataDir, ports, pki, agg, advertiseAddress }) => [
+      metricsStandinScript(),
+      `--apiserver=https://127.0.0.1:${ports.apiserver}`,
+      `--ca-file=${pki.caCert}`,
+      `--client-cert-file=${pki.client('admin').cert}`,
+      `--client-key-file=${pki.client('admin').key}`,
+      `--bind-address=${advertiseAddress ?? ''}`,
+      `--secure-port=${ports.metricsStandin}`,
+      `--tls-cert-file=${agg.metricsCert}`,
+      `--tls-private-key-file=${agg.metricsKey}`,
+      `--requestheader-client-ca-file=${agg.frontProxyCaCert}`,
+      `--requestheader-allowed-names=${FRONT_PROXY_CLIENT_CN}`,
+    ],
+    healthy: async ({ dataDir, ports, agg }) => {
+      const addr = metricsStandinAddress(dataDir);
+      if (!addr) return false;
+      const r = await probe(`https://${addr}:${ports.metricsStandin}/healthz`, {
+        ca: fs.readFileSync(pkiPaths(dataDir).caCert), cert: fs.readFileSync(agg.frontProxyClientCert), key: fs.readFileSync(agg.frontProxyClientKey),
+        servername: `${METRICS_SERVICE.name}.${METRICS_SERVICE.namespace}.svc`,
+      });
+      return r.status === 200;
+    },
+  },
 ];
+
+/** The stand-in runs from the build (dist/), also when the stack is started from sources by jest. */
+function metricsStandinScript(): string {
+  return path.join(repoRoot, 'dist', 'starter', 'local', 'metrics', 'main.js');
+}
+
+/** Where the running stand-in listens: the --bind-address it was started with. */
+function metricsStandinAddress(dataDir: string): string | undefined {
+  const args = readPid(dataDir, 'metrics-standin')?.args ?? [];
+  return args.find((a) => a.startsWith('--bind-address='))?.slice('--bind-address='.length) || undefined;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -240,10 +300,37 @@ function writeKubeconfigs(ctx: Ctx): void {
   }
 }
 
+function executable(ctx: Pick<Ctx, 'bins'>, c: Component): string {
+  return c.binary === 'node' ? process.execPath : ctx.bins[c.binary];
+}
+
+/**
+ * A running part whose flags this version of the stack would set differently is restarted: the
+ * apiserver (a record from before its flags were kept predates the aggregation flags) and the
+ * metrics stand-in (the host address it binds may have changed). So is a stand-in older than its
+ * build (`npm run build` since it started), as a changed binary would be by its version dir.
+ */
+function outdated(c: Component, rec: PidRecord, ctx: Ctx): boolean {
+  if (c.name !== 'kube-apiserver' && c.name !== 'metrics-standin') return false;
+  if (!rec.args) return true;
+  if (JSON.stringify(rec.args) !== JSON.stringify(c.args(ctx))) return true;
+  return c.name === 'metrics-standin' && metricsStandinBuiltAt() > Date.parse(rec.startedAt);
+}
+
+/** When the stand-in's build last changed (0 when not built). */
+function metricsStandinBuiltAt(): number {
+  const dir = path.dirname(metricsStandinScript());
+  try {
+    return Math.max(0, ...fs.readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => fs.statSync(path.join(dir, f)).mtimeMs));
+  } catch {
+    return 0;
+  }
+}
+
 async function startAndWait(ctx: Ctx, c: Component, timeoutMs: number, log: Logger): Promise<void> {
   const t0 = Date.now();
   fs.mkdirSync(path.join(ctx.dataDir, 'temporal'), { recursive: true });
-  const rec: PidRecord = startDetached(ctx.dataDir, { name: c.name, binary: ctx.bins[c.binary], args: c.args(ctx) });
+  const rec: PidRecord = startDetached(ctx.dataDir, { name: c.name, binary: executable(ctx, c), args: c.args(ctx) });
   for (;;) {
     if (await c.healthy(ctx)) break;
     if (!isOurs(rec)) {
@@ -307,15 +394,22 @@ export async function up(opts: UpOptions): Promise<StackState> {
     const t0 = Date.now();
     const prev = readState(dataDir);
     const pki = ensurePki(dataDir);
+    const agg = ensureAggregationPki(dataDir);
+    const advertiseAddress = hostAddress();
     // the apiserver reads its audit policy at start: a changed policy restarts it
     const policyChanged = fs.existsSync(auditPolicyPath(dataDir)) && fs.readFileSync(auditPolicyPath(dataDir), 'utf8') !== AUDIT_POLICY;
     fs.writeFileSync(auditPolicyPath(dataDir), AUDIT_POLICY);
 
     const willStart = new Set<ComponentName>();
     for (const c of COMPONENTS) {
-      const running = isOurs(readPid(dataDir, c.name)) && prev !== undefined;
+      const rec = readPid(dataDir, c.name);
+      const running = isOurs(rec) && prev !== undefined;
       const depRestarts = c.dependsOn.some((d) => willStart.has(d));
-      const reconfigured = c.name === 'kube-apiserver' && policyChanged;
+      const reconfigured = running && !depRestarts && (
+        (c.name === 'kube-apiserver' && policyChanged) ||
+        // a running part keeps its ports, so the previous ones give the flags it would get now
+        c.ports.every((p) => prev!.ports[p] !== undefined) && outdated(c, rec, { dataDir, ports: prev!.ports, pki, agg, bins, advertiseAddress })
+      );
       if (running && !depRestarts && !reconfigured) continue;
       if (running) await stopProcess(dataDir, c.name);
       else removePid(dataDir, c.name); // stale pid file from a crash
@@ -328,24 +422,35 @@ export async function up(opts: UpOptions): Promise<StackState> {
       for (const p of c.ports) { ports[p] = prev!.ports[p]; alloc.reserve(ports[p]); }
     }
     for (const c of COMPONENTS.filter((c) => willStart.has(c.name))) {
+      // the stand-in binds the host address, which other stacks on this machine may bind too
+      const host = c.name === 'metrics-standin' && advertiseAddress ? advertiseAddress : '127.0.0.1';
       for (const p of c.ports) {
         const purpose = `${c.name} (${p})`;
         const requested = opts.ports?.[p] ?? 0;
         const previous = prev?.ports[p];
-        if (requested > 0) ports[p] = await alloc.take(purpose, requested);
+        if (requested > 0) ports[p] = await alloc.take(purpose, requested, host);
         // Same port as last time when we can: Web UI bookmarks and exported env stay valid.
-        else if (previous && (await isPortFree(previous))) ports[p] = await alloc.take(purpose, previous).catch(() => alloc.take(purpose));
-        else ports[p] = await alloc.take(purpose);
+        else if (previous && (await isPortFree(previous, host))) ports[p] = await alloc.take(purpose, previous, host).catch(() => alloc.take(purpose, 0, host));
+        else ports[p] = await alloc.take(purpose, 0, host);
       }
     }
 
-    const ctx: Ctx = { dataDir, ports, pki, bins, advertiseAddress: hostAddress() };
+    if (willStart.has('metrics-standin')) {
+      if (!advertiseAddress) {
+        throw new StackError('the metrics stand-in needs a non-loopback IPv4 address on this machine (kube-apiserver rejects loopback ' +
+          'endpoints, and its aggregator dials the endpoint); none was found in os.networkInterfaces()');
+      }
+      if (!fs.existsSync(metricsStandinScript())) {
+        throw new StackError(`${metricsStandinScript()} is missing: run \`npm run build\` first (the metrics stand-in runs from the build)`);
+      }
+    }
+    const ctx: Ctx = { dataDir, ports, pki, agg, bins, advertiseAddress };
     writeKubeconfigs(ctx);
     const state: StackState = { dataDir, nodes, ports, binaries: bins };
 
     const timeoutMs = opts.timeoutMs ?? 120_000;
     if (willStart.size) log(`starting ${[...willStart].join(', ')} (data in ${dataDir})`);
-    const waves: ComponentName[][] = [['etcd', 'temporal'], ['kube-apiserver'], ['kube-scheduler', 'kwok']];
+    const waves: ComponentName[][] = [['etcd', 'temporal'], ['kube-apiserver'], ['kube-scheduler', 'kwok', 'metrics-standin']];
     try {
       for (const wave of waves) {
         await Promise.all(
@@ -356,6 +461,9 @@ export async function up(opts: UpOptions): Promise<StackState> {
       fs.writeFileSync(statePath(dataDir), JSON.stringify(state, null, 2) + '\n');
     }
 
+    // The APIServices go in only once the stand-in answers (an unavailable one breaks discovery
+    // for the garbage collector and namespace controller); their wait overlaps the steps below.
+    const metricsApis = ensureMetricsApis(ctx, timeoutMs, log).then(() => undefined, (e: unknown) => e);
     await ensureDevSearchAttributes(`127.0.0.1:${ports.temporal}`, 'default');
     const kc = adminKubeConfig(dataDir);
     await ensureNodes(kc, nodes);
@@ -366,12 +474,39 @@ export async function up(opts: UpOptions): Promise<StackState> {
       return ready === nodes && total === nodes;
     }, timeoutMs, `${nodes} kwok nodes to become Ready (see ${path.join(dataDir, 'logs', 'kwok.log')})`);
     await liftBootTaints({ kc, dataDir, temporalAddress: `127.0.0.1:${ports.temporal}`, timeoutMs, log });
+    const metricsErr = await metricsApis;
+    if (metricsErr) throw metricsErr;
     log(`local stack up in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
     return state;
   });
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+function adminTarget(ctx: Pick<Ctx, 'ports' | 'pki'>): KubeTarget {
+  const admin = ctx.pki.client('admin');
+  return {
+    server: `https://127.0.0.1:${ctx.ports.apiserver}`,
+    ca: fs.readFileSync(ctx.pki.caCert), cert: fs.readFileSync(admin.cert), key: fs.readFileSync(admin.key),
+  };
+}
+
+/** Service, EndpointSlice and APIServices of the metrics stand-in, then wait until the three are Available. */
+async function ensureMetricsApis(ctx: Ctx, timeoutMs: number, log: Logger): Promise<void> {
+  const t0 = Date.now();
+  const t = adminTarget(ctx);
+  const address = metricsStandinAddress(ctx.dataDir);
+  if (!address) throw new StackError('the metrics stand-in is not running');
+  // retried: right after kube-apiserver starts, a Service's IP allocation can fail until its ServiceCIDR is ready
+  await waitFor(async () => {
+    await applyWiring(t, { ...METRICS_SERVICE, address, port: ctx.ports.metricsStandin, caBundle: fs.readFileSync(ctx.pki.caCert) });
+    return true;
+  }, timeoutMs, 'the metrics stand-in\'s Service, EndpointSlice and APIServices to be applied', 200);
+  let why = '';
+  await waitFor(async () => (why = await unavailableApiServices(t)) === '', timeoutMs,
+    () => `the metrics APIServices to become Available (${why}; see ${path.join(ctx.dataDir, 'logs', 'metrics-standin.log')})`, 100);
+  log(`  metrics APIs    available in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string | (() => string), everyMs = 250): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {
@@ -380,8 +515,8 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
     } catch (e) {
       lastErr = e;
     }
-    if (Date.now() > deadline) throw new StackError(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
-    await sleep(250);
+    if (Date.now() > deadline) throw new StackError(`timed out waiting for ${typeof what === 'string' ? what : what()}${lastErr ? `: ${String(lastErr)}` : ''}`);
+    await sleep(everyMs);
   }
 }
 
@@ -430,7 +565,7 @@ export async function status(dataDir: string): Promise<{ state?: StackState; par
     const running = isOurs(rec);
     let healthy = false;
     if (running && state) {
-      const ctx: Ctx = { dataDir, ports: state.ports, pki: pkiPaths(dataDir), bins: state.binaries as Record<BinaryName, string> };
+      const ctx: Ctx = { dataDir, ports: state.ports, pki: pkiPaths(dataDir), agg: aggregationPkiPaths(dataDir), bins: state.binaries as Record<BinaryName, string> };
       healthy = await c.healthy(ctx).catch(() => false);
     }
     parts.push({ name: c.name, pid: running ? rec?.pid : undefined, running, healthy, address: state ? describeAddress(c.name, state) : '-' });
@@ -446,6 +581,7 @@ function describeAddress(name: ComponentName, s: StackState): string {
     case 'kube-apiserver': return `https://127.0.0.1:${p.apiserver}`;
     case 'kube-scheduler': return `https://127.0.0.1:${p.scheduler}`;
     case 'kwok': return `http://127.0.0.1:${p.kwok} (${s.nodes} nodes)`;
+    case 'metrics-standin': return `https://${metricsStandinAddress(s.dataDir) ?? '?'}:${p.metricsStandin} (metrics.k8s.io, custom.metrics.k8s.io, external.metrics.k8s.io)`;
   }
 }
 
@@ -526,6 +662,7 @@ export function describeStack(s: StackState): string {
     `etcd            http://127.0.0.1:${s.ports.etcd}`,
     `kube-scheduler  https://127.0.0.1:${s.ports.scheduler}`,
     `kwok            http://127.0.0.1:${s.ports.kwok}   ${s.nodes} nodes`,
+    `metrics         https://${metricsStandinAddress(s.dataDir) ?? '?'}:${s.ports.metricsStandin}   metrics.k8s.io, custom.metrics.k8s.io, external.metrics.k8s.io (via kube-apiserver)`,
     `temporal        127.0.0.1:${s.ports.temporal}   namespace default`,
     `Temporal Web UI http://127.0.0.1:${s.ports.temporalUi}`,
     `logs            ${path.join(s.dataDir, 'logs')}`,

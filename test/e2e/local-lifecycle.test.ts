@@ -12,7 +12,7 @@ import { runCli } from '../support/cli';
  * A second stack of its own (own data dir, own ports) so that crashing and stopping it cannot
  * disturb the shared stack the other end-to-end tests use.
  */
-const PARTS: ComponentName[] = ['etcd', 'temporal', 'kube-apiserver', 'kube-scheduler', 'kwok'];
+const PARTS: ComponentName[] = ['etcd', 'temporal', 'kube-apiserver', 'kube-scheduler', 'kwok', 'metrics-standin'];
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tkcm-lifecycle-'));
 
 function pids(): number[] {
@@ -84,7 +84,7 @@ describe('temporal-kcm local up | status | env | down', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/Temporal Web UI http:\/\/127\.0\.0\.1:\d+/);
     const before = pids();
-    expect(before).toHaveLength(5);
+    expect(before).toHaveLength(6);
 
     const st = await runCli(['local', 'status', '--data-dir', dataDir]);
     expect(st.code).toBe(0);
@@ -119,6 +119,10 @@ describe('temporal-kcm local up | status | env | down', () => {
     expect(cm.metadata?.uid).toBe(configMapUid);
     const nodes = await core.listNode();
     expect(nodes.items.map((n) => n.metadata?.name).sort()).toEqual(['kwok-node-0', 'kwok-node-1']);
+    // the metrics stand-in came back with the rest: its APIServices answer through the aggregator
+    const custom = adminKubeConfig(dataDir).makeApiClient(k8s.CustomObjectsApi);
+    const nm = (await custom.listClusterCustomObject({ group: 'metrics.k8s.io', version: 'v1beta1', plural: 'nodes' })) as { items: Array<{ metadata: { name: string } }> };
+    expect(nm.items.map((n) => n.metadata.name)).toEqual(['kwok-node-0', 'kwok-node-1']);
   });
 
   test('down stops exactly its processes: a stranger behind a recycled pid file survives', async () => {
