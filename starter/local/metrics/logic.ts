@@ -12,6 +12,7 @@
  */
 import type { V1ConfigMap, V1Node, V1Pod } from '@kubernetes/client-node';
 import { addQuantities, formatQuantity, parseQuantity, tryParseQuantity, zeroQuantity } from '../../../workflows/common/quantity';
+import { parseSelectorString, requirementsMatch, type StringRequirement } from '../../../workflows/common/label-selector-string';
 
 export const CPU_ANNOTATION = 'metrics.temporal-kcm.io/cpu';
 export const MEMORY_ANNOTATION = 'metrics.temporal-kcm.io/memory';
@@ -33,95 +34,20 @@ export const GROUP_VERSIONS = [METRICS_GV, CUSTOM_GV, EXTERNAL_GV];
 // label selectors as query strings (k8s.io/apimachinery/pkg/labels.Parse)
 // ---------------------------------------------------------------------------------------------
 
-export type Operator = 'in' | 'notin' | 'exists' | '!' | 'gt' | 'lt';
-export interface Requirement {
-  key: string;
-  op: Operator;
-  values: string[];
-}
+/** A parsed requirement: the HPA's own parser (workflows/common), so both ends read selectors alike. */
+export type Requirement = StringRequirement;
 
+/** A bad selector, annotation or ConfigMap entry: the request's fault (400). */
 export class SelectorParseError extends Error {}
-
-/** Split on commas outside parentheses. */
-function splitTopLevel(s: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let cur = '';
-  for (const ch of s) {
-    if (ch === '(') depth++;
-    if (ch === ')') depth--;
-    if (ch === ',' && depth === 0) { out.push(cur); cur = ''; continue; }
-    cur += ch;
-  }
-  out.push(cur);
-  return out;
-}
-
-const KEY = /^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$/;
-const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-function checkKey(key: string, whole: string): string {
-  if (!KEY.test(key)) throw new SelectorParseError(`invalid label key "${key}" in selector "${whole}"`);
-  return key;
-}
-
-function checkValue(v: string, whole: string): string {
-  if (!VALUE.test(v) || v.length > 63) throw new SelectorParseError(`invalid label value "${v}" in selector "${whole}"`);
-  return v;
-}
 
 /** Parse a label selector string; '' selects everything. Throws SelectorParseError. */
 export function parseSelector(selector: string | null | undefined): Requirement[] {
-  const whole = (selector ?? '').trim();
-  if (whole === '') return [];
-  const reqs: Requirement[] = [];
-  for (const raw of splitTopLevel(whole)) {
-    const part = raw.trim();
-    if (part === '') throw new SelectorParseError(`empty requirement in selector "${whole}"`);
-    let m: RegExpMatchArray | null;
-    if ((m = part.match(/^([^\s!=<>(),]+)\s+(in|notin)\s*\((.*)\)$/))) {
-      const values = m[3].split(',').map((v) => checkValue(v.trim(), whole));
-      if (m[3].trim() === '') throw new SelectorParseError(`empty value set in selector "${whole}"`);
-      reqs.push({ key: checkKey(m[1], whole), op: m[2] as Operator, values });
-    } else if ((m = part.match(/^!\s*([^\s!=<>(),]+)$/))) {
-      reqs.push({ key: checkKey(m[1], whole), op: '!', values: [] });
-    } else if ((m = part.match(/^([^\s!=<>(),]+)\s*(==|=|!=|>|<)\s*([^\s!=<>(),]*)$/))) {
-      const key = checkKey(m[1], whole);
-      const value = checkValue(m[3], whole);
-      if (m[2] === '>' || m[2] === '<') {
-        if (!/^-?\d+$/.test(value)) throw new SelectorParseError(`value for ${m[2]} must be an integer in selector "${whole}"`);
-        reqs.push({ key, op: m[2] === '>' ? 'gt' : 'lt', values: [value] });
-      } else {
-        reqs.push({ key, op: m[2] === '!=' ? 'notin' : 'in', values: [value] });
-      }
-    } else if ((m = part.match(/^([^\s!=<>(),]+)$/))) {
-      reqs.push({ key: checkKey(m[1], whole), op: 'exists', values: [] });
-    } else {
-      throw new SelectorParseError(`unable to parse requirement "${part}" in selector "${whole}"`);
-    }
-  }
-  return reqs;
+  const p = parseSelectorString((selector ?? '').trim());
+  if (!p.ok) throw new SelectorParseError(`${p.error} in selector "${(selector ?? '').trim()}"`);
+  return p.requirements;
 }
 
-export function selectorMatches(reqs: readonly Requirement[], labels: Readonly<Record<string, string>> | null | undefined): boolean {
-  const set = labels ?? {};
-  return reqs.every((r) => {
-    const present = Object.prototype.hasOwnProperty.call(set, r.key);
-    switch (r.op) {
-      case 'in': return present && r.values.includes(set[r.key]);
-      case 'notin': return !present || !r.values.includes(set[r.key]);
-      case 'exists': return present;
-      case '!': return !present;
-      case 'gt':
-      case 'lt': {
-        if (!present || !/^-?\d+$/.test(set[r.key])) return false;
-        const a = BigInt(set[r.key]);
-        const b = BigInt(r.values[0]);
-        return r.op === 'gt' ? a > b : a < b;
-      }
-    }
-  });
-}
+export const selectorMatches = requirementsMatch;
 
 /** metav1.LabelSelector form of a parsed selector (as a MetricIdentifier carries it); null when empty. */
 export function toLabelSelector(reqs: readonly Requirement[]): { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> } | null {
