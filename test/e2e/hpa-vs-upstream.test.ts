@@ -18,6 +18,10 @@ import { UpstreamKcm } from '../support/upstream';
  *  - `plain`: the same without `behavior`: upstream's max(2x, 4) limit takes it to 4, then 6;
  *  - `scalable`: a custom resource with a scale subresource over two bare pods: its spec.replicas
  *    goes to 6;
+ *  - `worker`: one pod and three metrics from the stand-in's custom and external APIs (Pods, an
+ *    Object on its Deployment, External from a ConfigMap): the largest proposal wins each sync,
+ *    up to its max of 4;
+ *  - `quiet`: a Deployment whose pod reports no usage (FailedGetResourceMetric);
  *  - `nowhere`: an HPA whose Deployment does not exist (FailedGetScale).
  * Then web's pods drop to 20m: the window holds the scale-down (to 3) until the recommendations of
  * 6 are 30 s old. Ours is killed with kill -9 20 s into the window and a new replica takes over:
@@ -50,29 +54,35 @@ const scalablePath = (ns: string, name = '') => `/apis/${GROUP}/v1/namespaces/${
 
 const getOr = <T>(p: string) => getIfExists<T>(rest, p);
 
-async function deployment(ns: string, name: string): Promise<void> {
+async function deployment(ns: string, name: string, replicas = 2, annotations: Record<string, string> = { [USAGE]: '150m' }, own: Record<string, string> = {}): Promise<void> {
   await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, { body: {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, annotations: own },
     spec: {
-      replicas: 2, selector: { matchLabels: { app: name } },
+      replicas, selector: { matchLabels: { app: name } },
       template: {
-        metadata: { labels: { app: name }, annotations: { [USAGE]: '150m' } },
+        metadata: { labels: { app: name }, annotations },
         spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m' } } }] },
       },
     },
   } });
 }
 
-async function hpa(ns: string, name: string, target: { apiVersion: string; kind: string; name: string }, behavior?: unknown): Promise<void> {
+const CPU_50 = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }];
+
+async function hpa(ns: string, name: string, target: { apiVersion: string; kind: string; name: string }, behavior?: unknown,
+  metrics: unknown[] = CPU_50, maxReplicas = 6): Promise<void> {
   await rest.request('POST', hpaPath(ns), { body: {
     apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name },
-    spec: {
-      scaleTargetRef: target, minReplicas: 1, maxReplicas: 6,
-      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }],
-      ...(behavior ? { behavior } : {}),
-    },
+    spec: { scaleTargetRef: target, minReplicas: 1, maxReplicas, metrics, ...(behavior ? { behavior } : {}) },
   } });
 }
+
+/** `worker`'s three metrics: per pod (20 each, 10 wanted), on its Deployment (150, 100 wanted), external (30, 10 a pod wanted). */
+const WORKER_METRICS = [
+  { type: 'Pods', pods: { metric: { name: 'requests-per-second' }, target: { type: 'AverageValue', averageValue: '10' } } },
+  { type: 'Object', object: { describedObject: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'worker' }, metric: { name: 'latency' }, target: { type: 'Value', value: '100' } } },
+  { type: 'External', external: { metric: { name: 'queue-depth' }, target: { type: 'AverageValue', averageValue: '10' } } },
+];
 
 /** The custom resource's scale: two bare pods it "owns" by selector, status written by the test as its controller would. */
 async function scalable(ns: string): Promise<void> {
@@ -95,7 +105,7 @@ async function snapshot(ns: string): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
   const events = (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items
     .filter((e) => e.involvedObject.kind === 'HorizontalPodAutoscaler');
-  for (const name of ['web', 'plain', 'scalable', 'nowhere']) {
+  for (const name of ['web', 'plain', 'scalable', 'worker', 'quiet', 'nowhere']) {
     const s = await statusOf(ns, name);
     out[`hpa ${name}`] = {
       currentReplicas: s?.currentReplicas ?? 0,
@@ -108,6 +118,7 @@ async function snapshot(ns: string): Promise<Record<string, unknown>> {
   }
   out['deployment web'] = await replicasOf(deployPath(ns, 'web'));
   out['deployment plain'] = await replicasOf(deployPath(ns, 'plain'));
+  out['deployment worker'] = await replicasOf(deployPath(ns, 'worker'));
   out['scalable'] = await replicasOf(scalablePath(ns, 'scalable'));
   return out;
 }
@@ -126,25 +137,31 @@ async function scenario(prefix: string, start: () => Promise<void>, intoWindow: 
   await deployment(ns, 'web');
   await deployment(ns, 'plain');
   await scalable(ns);
+  await deployment(ns, 'worker', 1, { 'custom.metrics.temporal-kcm.io/requests-per-second': '20' }, { 'custom.metrics.temporal-kcm.io/latency': '150' });
+  await deployment(ns, 'quiet', 1, {});
+  await rest.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { name: 'temporal-kcm-external-metrics' }, data: { 'queue-depth': '30' } } });
   // the HPAs come once their pods run and report, so the first sync (one period after) sees them all
-  await eventually('the six pods running', async () => {
+  await eventually('the eight pods running', async () => {
     const pods = (await rest.request<{ items: Array<{ status?: { phase?: string } }> }>('GET', `/api/v1/namespaces/${ns}/pods`)).body.items;
-    return pods.length === 6 && pods.every((p) => p.status?.phase === 'Running');
+    return pods.length === 8 && pods.every((p) => p.status?.phase === 'Running');
   }, 30_000, 200);
   await hpa(ns, 'web', { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, { scaleDown: { stabilizationWindowSeconds: 30 } });
   await hpa(ns, 'plain', { apiVersion: 'apps/v1', kind: 'Deployment', name: 'plain' });
   await hpa(ns, 'scalable', { apiVersion: `${GROUP}/v1`, kind: 'Scalable', name: 'scalable' }, { scaleDown: { stabilizationWindowSeconds: 30 } });
+  await hpa(ns, 'worker', { apiVersion: 'apps/v1', kind: 'Deployment', name: 'worker' }, undefined, WORKER_METRICS, 4);
+  await hpa(ns, 'quiet', { apiVersion: 'apps/v1', kind: 'Deployment', name: 'quiet' });
   await hpa(ns, 'nowhere', { apiVersion: 'apps/v1', kind: 'Deployment', name: 'missing' });
 
   // settled at 6: a sync after the rescale found the 6 pods (with metrics) and was held at
   // maxReplicas; the custom resource's two pods ask for 6 exactly
-  await eventually('web, plain and scalable at 6', async () => {
-    for (const name of ['web', 'plain']) {
+  await eventually('web, plain and scalable at 6, worker at 4', async () => {
+    for (const [name, n] of [['web', 6], ['plain', 6], ['worker', 4]] as const) {
       const s = await statusOf(ns, name);
-      if (s?.currentReplicas !== 6 || condition(s, 'ScalingLimited')?.reason !== 'TooManyReplicas') return false;
+      if (s?.currentReplicas !== n || condition(s, 'ScalingLimited')?.reason !== 'TooManyReplicas') return false;
     }
     const s = await statusOf(ns, 'scalable');
     if (s?.currentReplicas !== 6 || condition(s, 'AbleToScale')?.reason !== 'ReadyForNewScale') return false;
+    if (condition(await statusOf(ns, 'quiet'), 'ScalingActive')?.reason !== 'FailedGetResourceMetric') return false;
     return condition(await statusOf(ns, 'nowhere'), 'AbleToScale')?.reason === 'FailedGetScale';
   }, 60_000, 250);
   const up = await snapshot(ns);
@@ -230,9 +247,14 @@ test('scale-up, a 30 s scale-down window and their status, Events and targets as
     'deployment web': 6, 'deployment plain': 6, scalable: 6,
     'events web': [`Normal SuccessfulRescale: New size: 6; reason: ${reason}`],
     'events plain': [`Normal SuccessfulRescale: New size: 4; reason: ${reason}`, `Normal SuccessfulRescale: New size: 6; reason: ${reason}`],
+    'deployment worker': 4,
     'hpa nowhere': { conditions: [{ type: 'AbleToScale', status: 'False', reason: 'FailedGetScale',
       message: 'the HPA controller was unable to get the target\'s current scale: deployments.apps "missing" not found', dated: true }] },
     'events nowhere': ['Warning FailedGetScale: deployments.apps "missing" not found'],
+    'events quiet': [
+      'Warning FailedComputeMetricsReplicas: invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: failed to get cpu utilization: unable to get metrics for resource cpu: no metrics returned from resource metrics API',
+      'Warning FailedGetResourceMetric: failed to get cpu utilization: unable to get metrics for resource cpu: no metrics returned from resource metrics API',
+    ],
   });
   expect(theirs.up['hpa web']).toMatchObject({
     currentReplicas: 6, desiredReplicas: 6, scaled: true,
@@ -243,6 +265,9 @@ test('scale-up, a 30 s scale-down window and their status, Events and targets as
     'events web': [`Normal SuccessfulRescale: New size: 3; reason: All metrics below target`, `Normal SuccessfulRescale: New size: 6; reason: ${reason}`],
     'hpa web': { desiredReplicas: 3, currentMetrics: [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 20, averageValue: '20m' } } }] },
   });
+  // worker: the external metric asks for 3 first, then the per-pod one for more than the 4 allowed
+  expect(theirs.up['events worker']).toHaveLength(2);
+  expect((theirs.up['hpa worker'] as { currentMetrics: Array<{ type: string }> }).currentMetrics.map((m) => m.type)).toEqual(['Pods', 'Object', 'External']);
   expect(mine.up).toEqual(theirs.up);
   expect(mine.down).toEqual(theirs.down);
 
