@@ -173,7 +173,10 @@ async function scenario(prefix: string, start: () => Promise<void>, intoWindow: 
   await eventually('web scaled down to 3', async () => (await replicasOf(deployPath(ns, 'web'))) === 3, 60_000, 100);
   const heldMs = Date.now() - lowAt;
   await inWindow;
-  await eventually('web\'s status after the scale-down', async () => (await statusOf(ns, 'web'))?.desiredReplicas === 3, 15_000, 100);
+  // upstream's recorder sends Events in the background: its status may land before its Event
+  await eventually('web\'s status and Event after the scale-down', async () => (await statusOf(ns, 'web'))?.desiredReplicas === 3
+    && (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items
+      .some((e) => e.involvedObject.name === 'web' && e.reason === 'SuccessfulRescale' && e.message.startsWith('New size: 3;')), 15_000, 100);
   const down = await snapshot(ns);
   return { up, down, heldMs };
 }
