@@ -4,6 +4,7 @@ import * as https from 'node:https';
 import * as os from 'node:os';
 import * as nodePath from 'node:path';
 import type { ClusterAccess } from './kubeconfig';
+import { lineSplitter } from './lines';
 import { TokenBucket } from './token-bucket';
 
 /** A failed API call, with what callers need to decide: status, reason, and the server's retry hint. */
@@ -347,23 +348,17 @@ export class KubeRest {
           });
           return;
         }
-        let buf = '';
+        const feed = lineSplitter((line) => {
+          try {
+            onEvent(JSON.parse(line) as { type: string; object: unknown });
+          } catch (e) {
+            finish(e instanceof Error ? e : new Error(String(e)));
+            return false;
+          }
+        });
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
-          if (settled) return;
-          buf += chunk;
-          let nl: number;
-          while ((nl = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, nl).trim();
-            buf = buf.slice(nl + 1);
-            if (!line) continue;
-            try {
-              onEvent(JSON.parse(line) as { type: string; object: unknown });
-            } catch (e) {
-              finish(e instanceof Error ? e : new Error(String(e)));
-              return;
-            }
-          }
+          if (!settled) feed(chunk);
         });
         res.on('end', () => finish());
         res.on('error', (e) => finish(new ApiError(0, 'ConnectionError', `WATCH ${path}: ${e.message}`)));

@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { lineSplitter } from '../../activities/kube/lines';
 import { adminKubeConfig } from '../../starter/local/stack';
 import { BenchStack } from './stack';
 import { sleep } from './util';
@@ -64,26 +65,18 @@ export class PodWatch {
         void kc.applyToHTTPSOptions(opts).then(() => {
           if (this.stopped) return resolve();
           const req = https.request(url, opts, (res) => {
-            let buf = '';
             res.setEncoding('utf8');
-            res.on('data', (chunk: string) => {
-              buf += chunk;
-              let nl: number;
-              while ((nl = buf.indexOf('\n')) >= 0) {
-                const line = buf.slice(0, nl);
-                buf = buf.slice(nl + 1);
-                if (!line.trim()) continue;
-                let ev: { type: string; object: WatchPod };
-                try {
-                  ev = JSON.parse(line) as { type: string; object: WatchPod };
-                } catch {
-                  continue;
-                }
-                if (ev.type === 'ERROR') { this.rv = ''; continue; } // expired: relist below
-                this.rv = ev.object.metadata.resourceVersion;
-                if (ev.type !== 'BOOKMARK') this.apply(ev.type, ev.object);
+            res.on('data', lineSplitter((line) => {
+              let ev: { type: string; object: WatchPod };
+              try {
+                ev = JSON.parse(line) as { type: string; object: WatchPod };
+              } catch {
+                return;
               }
-            });
+              if (ev.type === 'ERROR') { this.rv = ''; return; } // expired: relist below
+              this.rv = ev.object.metadata.resourceVersion;
+              if (ev.type !== 'BOOKMARK') this.apply(ev.type, ev.object);
+            }));
             res.on('end', resolve);
             res.on('error', () => resolve());
           });

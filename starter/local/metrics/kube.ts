@@ -6,6 +6,7 @@
  */
 import * as https from 'node:https';
 import type { V1Pod } from '@kubernetes/client-node';
+import { lineSplitter } from '../../../activities/kube/lines';
 
 export interface KubeTarget {
   server: string; // https://127.0.0.1:port
@@ -152,36 +153,28 @@ export class PodCache {
           reject(new KubeError(res.statusCode ?? 0, 'WatchFailed', `watch pods: status ${res.statusCode}`));
           return;
         }
-        let buf = '';
         res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buf += chunk;
-          let nl: number;
-          while ((nl = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, nl).trim();
-            buf = buf.slice(nl + 1);
-            if (!line) continue;
-            let ev: { type: string; object: V1Pod & { code?: number; message?: string } };
-            try {
-              ev = JSON.parse(line) as typeof ev;
-            } catch (e) {
-              req.destroy();
-              reject(e as Error);
-              return;
-            }
-            if (ev.type === 'ERROR') {
-              req.destroy();
-              reject(new KubeError(ev.object.code ?? 0, 'WatchError', `watch pods: ${ev.object.message ?? 'error'}`));
-              return;
-            }
-            const rv = ev.object.metadata?.resourceVersion;
-            if (rv) this.rv = rv;
-            if (ev.type === 'BOOKMARK') continue;
-            const key = `${ev.object.metadata?.namespace}/${ev.object.metadata?.name}`;
-            if (ev.type === 'DELETED') this.pods.delete(key);
-            else this.pods.set(key, ev.object);
+        res.on('data', lineSplitter((line) => {
+          let ev: { type: string; object: V1Pod & { code?: number; message?: string } };
+          try {
+            ev = JSON.parse(line) as typeof ev;
+          } catch (e) {
+            req.destroy();
+            reject(e as Error);
+            return false;
           }
-        });
+          if (ev.type === 'ERROR') {
+            req.destroy();
+            reject(new KubeError(ev.object.code ?? 0, 'WatchError', `watch pods: ${ev.object.message ?? 'error'}`));
+            return false;
+          }
+          const rv = ev.object.metadata?.resourceVersion;
+          if (rv) this.rv = rv;
+          if (ev.type === 'BOOKMARK') return;
+          const key = `${ev.object.metadata?.namespace}/${ev.object.metadata?.name}`;
+          if (ev.type === 'DELETED') this.pods.delete(key);
+          else this.pods.set(key, ev.object);
+        }));
         res.on('end', () => resolve());
         res.on('error', reject);
       });
