@@ -245,9 +245,11 @@ test('attach, Multi-Attach, detach and re-attach, the periodic sync and a migrat
 
 test('two replicas, one killed with kill -9 while twelve volumes attach: each gets exactly one attachment, reported once, and all detach', async () => {
   const taskQueue = uniqueName('ad-kill');
-  const first = await startManagerProcess(taskQueue, ['--use-service-account-credentials', SYNC], { controllers: CONTROLLERS });
+  // a killed replica's watch moves to the other after 3 s without heartbeats, not the default 15 s: the same takeover, sooner
+  const args = ['--use-service-account-credentials', SYNC, '--informer-heartbeat-timeout', '3s'];
+  const first = await startManagerProcess(taskQueue, args, { controllers: CONTROLLERS });
   ours.push(first);
-  ours.push(await startManagerProcess(taskQueue, ['--use-service-account-credentials', SYNC], { controllers: CONTROLLERS }));
+  ours.push(await startManagerProcess(taskQueue, args, { controllers: CONTROLLERS }));
   const run = await newRun('ad-kill');
   const count = 12;
   for (let i = 0; i < count; i++) {

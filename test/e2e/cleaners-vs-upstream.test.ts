@@ -29,7 +29,7 @@ const CONTROLLERS = 'certificatesigningrequest-cleaner-controller,token-cleaner-
 const PERIOD_S = 3;
 const PERIOD = `${PERIOD_S}s`;
 /** how far after setup the "soon" token and CSR are due: past the first passes and a restart of ours */
-const SOON_MS = 25_000;
+const SOON_MS = 20_000;
 const TRACKING = '/api/v1/namespaces/kube-system/configmaps/kube-apiserver-legacy-service-account-token-tracking';
 const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const HOUR = 3600_000;
@@ -316,7 +316,8 @@ test('CSRs, bootstrap tokens and legacy service account tokens are cleaned up as
   // ours, killed with kill -9 while the soon-due token's and CSR's timers run
   const mine = await setup('ours');
   const taskQueue = uniqueName('cleaners-e2e');
-  const args = ['--use-service-account-credentials', `--legacy-service-account-token-clean-up-period=${PERIOD}`];
+  // the restarted replica takes the killed one's watch after 3 s without heartbeats, not the default 15 s
+  const args = ['--use-service-account-credentials', `--legacy-service-account-token-clean-up-period=${PERIOD}`, '--informer-heartbeat-timeout', '3s'];
   ours = await startManagerProcess(taskQueue, args, { controllers: CONTROLLERS });
   await firstPassesDone(mine);
   expect(Date.now()).toBeLessThan(mine.soonDueAt - 5000);

@@ -69,9 +69,9 @@ async function snapshot(ns: string): Promise<unknown> {
   };
 }
 
-/** The state once it stops changing: two equal snapshots 1.5 s apart. */
+/** The state once it stops changing: two equal snapshots a second apart. */
 function settled(ns: string): Promise<unknown> {
-  return settledRead('daemon set settled', () => snapshot(ns), 120_000);
+  return settledRead('daemon set settled', () => snapshot(ns), 120_000, 1000);
 }
 
 const manifest = (ns: string) => JSON.stringify({

@@ -65,9 +65,9 @@ async function snapshot(ns: string): Promise<unknown> {
   };
 }
 
-/** The state once it stops changing (two equal snapshots 1.5 s apart). */
+/** The state once it stops changing (two equal snapshots a second apart, as the StatefulSet comparison reads it). */
 function settled(ns: string): Promise<unknown> {
-  return settledRead('state settled', () => snapshot(ns), 120_000);
+  return settledRead('state settled', () => snapshot(ns), 120_000, 1000);
 }
 
 const image = (v: string) => `web=registry.invalid/web:${v}`;

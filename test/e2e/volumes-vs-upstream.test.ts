@@ -413,8 +413,10 @@ test('50 claims and 50 volumes pair one to one as upstream pairs them; a rival c
   const theirs = await crowdScenario(await newRun('pv-crowd-up'));
   await upstream.stop();
   const tq = uniqueName('tq-pv');
-  const first = await ours.start(tq);
-  await ours.start(tq);
+  // a killed replica's watch moves to the other after 3 s without heartbeats, not the default 15 s: the same takeover, sooner
+  const args = ['--use-service-account-credentials', SYNC, '--informer-heartbeat-timeout', '3s'];
+  const first = await ours.start(tq, { args });
+  await ours.start(tq, { args });
   const mine = await crowdScenario(await newRun('pv-crowd-ours'), async () => first.kill('SIGKILL'));
   await ours.stop();
   expect(theirs.pairs).toHaveLength(49);
