@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 
 export class PortInUseError extends Error {
@@ -28,8 +29,28 @@ async function ephemeralPort(host = '127.0.0.1'): Promise<number> {
 }
 
 /**
- * Hands out distinct free loopback ports for one `up`. The kernel's ephemeral picks can repeat once
- * a probe socket closes, so we remember what this allocator already gave out.
+ * The first port of the kernel's ephemeral range: the ports it gives outgoing connections (and
+ * bind(0)). Linux says in /proc; elsewhere the IANA range's start is the safe guess.
+ */
+export function ephemeralRangeStart(): number {
+  try {
+    const lo = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(lo) && lo > 1024) return lo;
+  } catch {
+    /* not Linux */
+  }
+  return 49152;
+}
+
+/** Where listening ports are picked: below the ephemeral range, above the well-known and registered crowd. */
+const PICK_FLOOR = 10_000;
+
+/**
+ * Hands out distinct free ports for one `up` (or one test run). Ports are picked at random below
+ * the kernel's ephemeral range: a port the kernel chose (bind(0)) lies inside that range, so
+ * between our probe closing and the part binding it, any outgoing connection on the machine could
+ * take it as its local port (CI once saw Temporal's Web UI fail to bind that way). Outgoing
+ * connections never use ports below the range, so only another listener could race us there.
  */
 export class PortAllocator {
   private readonly taken = new Set<number>();
@@ -41,6 +62,18 @@ export class PortAllocator {
       this.taken.add(requested);
       return requested;
     }
+    const top = ephemeralRangeStart() - 1;
+    if (top - PICK_FLOOR >= 1000) {
+      for (let i = 0; i < 100; i++) {
+        const p = PICK_FLOOR + Math.floor(Math.random() * (top - PICK_FLOOR + 1));
+        if (this.taken.has(p)) continue;
+        // claimed before the probe, so concurrent takes never hand out the same port
+        this.taken.add(p);
+        if (await isPortFree(p, host)) return p;
+        this.taken.delete(p);
+      }
+    }
+    // no room below the range (an unusual kernel setting): the kernel's pick, as before
     for (let i = 0; i < 50; i++) {
       const p = await ephemeralPort(host);
       if (!this.taken.has(p)) {

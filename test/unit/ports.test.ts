@@ -1,5 +1,5 @@
 import * as net from 'node:net';
-import { PortAllocator, PortInUseError, isPortFree } from '../../starter/local/ports';
+import { PortAllocator, PortInUseError, ephemeralRangeStart, isPortFree } from '../../starter/local/ports';
 
 describe('PortAllocator', () => {
   test('hands out distinct free ports', async () => {
@@ -27,5 +27,18 @@ describe('PortAllocator', () => {
     const a = new PortAllocator();
     const p = await a.take('first');
     await expect(a.take('second', p)).rejects.toThrow(PortInUseError);
+  });
+});
+
+describe('where ports are picked', () => {
+  test('below the kernel\'s ephemeral range, where no outgoing connection can take them meanwhile', async () => {
+    const a = new PortAllocator();
+    const top = ephemeralRangeStart();
+    const ports = await Promise.all(Array.from({ length: 20 }, (_, i) => a.take(`p${i}`)));
+    expect(new Set(ports).size).toBe(20);
+    for (const p of ports) {
+      expect(p).toBeGreaterThanOrEqual(10_000);
+      expect(p).toBeLessThan(top);
+    }
   });
 });
