@@ -77,6 +77,10 @@ export function createInformerActivities(deps: InformerDeps) {
       const sizes = () => Object.assign(cache.sizes(), ...families.map((f) => f.sizes?.() ?? {})) as Record<string, number>;
       let lastStats = Date.now();
       const periodic = families.flatMap((f) => (f.periodic ? [{ ...f.periodic, last: Date.now() }] : []));
+      // The heartbeat keeps its own clock: a flush of thousands of signals to a busy Temporal server can
+      // hold the pump for seconds, and a heartbeat missed that long would move the watch to another
+      // replica while this one still runs it. The SDK sends at most one per 80% of the timeout.
+      const beat = setInterval(() => ctx.heartbeat(sizes()), Math.max(100, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 4000) / 4)));
       const pump = (async () => {
         while (!signal.aborted) {
           for (const p of periodic) {
@@ -90,7 +94,6 @@ export function createInformerActivities(deps: InformerDeps) {
             log.debug({ sizes: sizes(), pending: signaller.size, signalsSent: signaller.sent, signalErrors: signaller.errors,
               reflectors: cache.stats() }, 'informer stats');
           }
-          ctx.heartbeat(sizes());
           if (discovering.length && Date.now() - lastDiscovery > DISCOVERY_PERIOD_MS) {
             lastDiscovery = Date.now();
             void discover();
@@ -103,6 +106,7 @@ export function createInformerActivities(deps: InformerDeps) {
       try {
         await pump;
       } finally {
+        clearInterval(beat);
         deps.local?.detach(cache);
       }
       abort.abort();

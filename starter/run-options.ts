@@ -37,7 +37,7 @@ export const RUN_DEFAULTS = {
   resyncBackoffMax: '5m',
   maxHistoryEvents: 10000,
   useServiceAccountCredentials: false,
-  informerHeartbeatTimeout: '15s',
+  informerHeartbeatTimeout: '3s',
   workflowStackTraces: false,
   logLevel: 'info' as LogLevel,
 } as const;
@@ -531,7 +531,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   // a handful of events is what starting and one reconcile cost; below that a run could never progress
   const maxHistoryEvents = r.int('max-history-events', { def: RUN_DEFAULTS.maxHistoryEvents, min: 10, max: TEMPORAL_HISTORY_EVENT_LIMIT });
   const informerHeartbeatTimeoutMs =
-    r.durationMs('informer-heartbeat-timeout', { def: RUN_DEFAULTS.informerHeartbeatTimeout, allowZero: false }) ?? 15_000;
+    r.durationMs('informer-heartbeat-timeout', { def: RUN_DEFAULTS.informerHeartbeatTimeout, allowZero: false }) ?? 3_000;
 
   const useServiceAccountCredentials = r.bool('use-service-account-credentials', { def: RUN_DEFAULTS.useServiceAccountCredentials });
   const workflowStackTraces = r.bool('workflow-stack-traces', { def: RUN_DEFAULTS.workflowStackTraces });

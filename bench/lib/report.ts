@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadVersions } from '../../starter/local/versions';
 import { repoRoot } from '../../starter/local/paths';
+import { RUN_DEFAULTS } from '../../starter/run-options';
 import type { MetricDef, Mode, Scenario, Subject } from '../scenarios/types';
 import { SETTINGS, Setting } from './managers';
 import { RunRecord } from './runner';
@@ -112,7 +113,7 @@ export function renderResults(results: BenchResults, scenarios: Scenario[], rawP
     'the whole stack (etcd, kube-apiserver, kube-scheduler, kwok, Temporal dev server) shares it with the manager measured.');
   out.push(`- Versions: ${Object.entries(env.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
   out.push(`- Temporal server: \`${env.temporalServer}\` (SQLite file store, default dynamic config); our workers run with ` +
-    'their defaults (`--informer-heartbeat-timeout 15s`, `--concurrent-*-syncs` as upstream\'s, sticky queue timeout 2 s).');
+    `their defaults (\`--informer-heartbeat-timeout ${RUN_DEFAULTS.informerHeartbeatTimeout}\`, \`--concurrent-*-syncs\` as upstream's, sticky queue timeout 2 s).`);
   out.push('- CPU is user+system seconds of the manager process tree (ours: the `run` process; the Temporal server is reported ' +
     'on its own row) over the timed interval; RSS the peak of its resident memory. API requests are the growth of the API ' +
     'server\'s `apiserver_request_total`, which has no user-agent label: they include the benchmark\'s own polling, ' +

@@ -3,6 +3,7 @@ import { PodWatch } from '../lib/pods';
 import { informerHolderPid } from '../lib/temporal';
 import { createReplicaSet, getReplicaSet, replicaSetSettled, warmUp } from '../lib/workloads';
 import { sleep, waitFor } from '../lib/util';
+import { RUN_DEFAULTS } from '../../starter/run-options';
 import { Mode, Scenario, ScenarioContext } from './types';
 
 const size = (mode: Mode) => ({ full: 10, quick: 5, smoke: 3 })[mode];
@@ -47,7 +48,7 @@ export const failover: Scenario = {
   slug: 'failover',
   title: 'Failover',
   method: (mode) => `Two instances (upstream: --leader-elect=true on the kube-system/kube-controller-manager Lease, default ` +
-    `15 s lease; ours: two \`run\` replicas on one task queue, default --informer-heartbeat-timeout 15s), a settled ` +
+    `15 s lease; ours: two \`run\` replicas on one task queue, default --informer-heartbeat-timeout ${RUN_DEFAULTS.informerHeartbeatTimeout}), a settled ` +
     `${size(mode)}-replica ReplicaSet. (a) kill -9 of the instance not doing the work (upstream: the standby; ours: ` +
     'the replica without the watch), then a pod deleted: ms until its replacement appears. A third instance is started, ' +
     'then (b) kill -9 of the instance doing the work (upstream: the Lease holder; ours: the replica running the informer ' +

@@ -112,7 +112,7 @@ describe('resolveRunOptions defaults', () => {
       resyncBackoffBaseMs: 1000,
       resyncBackoffMaxMs: 300_000,
       maxHistoryEvents: 10000,
-      informerHeartbeatTimeoutMs: 15_000,
+      informerHeartbeatTimeoutMs: 3_000,
       logLevel: 'info',
     });
     expect(o.kubeconfig).toBeUndefined();
