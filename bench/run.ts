@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot } from '../starter/local/paths';
+import { runCurve } from './curve/run';
 import { USAGE, UsageError, parseArgs, BenchArgs } from './lib/args';
 import { SETTINGS, killAllStarted } from './lib/managers';
 import { readProfiles, renderProfiles } from './lib/profile';
@@ -33,7 +34,7 @@ async function bench(args: BenchArgs, stack: BenchStack): Promise<BenchResults> 
           const order: Subject[] = rep % 2 ? [...s.subjects].reverse() : s.subjects;
           for (const subject of order) {
             log(`scenario ${s.id} (${s.slug}), ${subject}, ${name}, repetition ${rep + 1}`);
-            records.push(await runOnce(stack, temporal.client, s, subject, SETTINGS[name], args.mode, rep, log, args.profile && path.resolve(args.profile)));
+            records.push(await runOnce(stack, temporal.client, s, subject, SETTINGS[name], args.mode, rep, log, { cpuProfileDir: args.profile && path.resolve(args.profile) }));
           }
         }
       }
@@ -66,6 +67,16 @@ async function main(): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
+  if (args.curve) {
+    try {
+      const code = await runCurve(args, stack, log);
+      log(`curve took ${Math.round((Date.now() - t0) / 1000)} s`);
+      return code;
+    } finally {
+      await killAllStarted();
+      await stopBenchStack(stack, log);
+    }
+  }
   let results: BenchResults;
   try {
     results = await bench(args, stack);

@@ -8,9 +8,15 @@ export interface BenchArgs {
   out: string;
   /** write V8 CPU profiles of our manager processes here (and leave docs/BENCHMARKS.md alone) */
   profile?: string;
+  /** the scale curve instead of the scenarios */
+  curve?: boolean;
+  /** the curve's sizes (one-replica Deployments) and extra replica counts, instead of the mode's */
+  sizes?: number[];
+  replicas?: number[];
 }
 
 export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scenarios 1,2,...] [--reps N] [--out docs/BENCHMARKS.md]
+       node dist/bench/run.js --curve [--quick | --smoke] [--sizes 100,300,1000] [--replicas 2,3] [--reps N]
 
   --quick          smaller sizes and fewer repetitions (under 10 minutes)
   --smoke          the smallest sizes, one repetition, default setting; writes no docs
@@ -20,6 +26,12 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
   --reps N         repetitions of every scenario (default: full 3, 2 for 5 and 6, 1 for 8; quick 2 for 1
                    and 7, else 1; smoke 1)
   --out FILE       the docs file to write (default docs/BENCHMARKS.md)
+  --curve          the scale curve instead of the scenarios: idle cost, restart catch-up and scale-up at
+                   several sizes for both managers, catch-up with more replicas of ours at the largest
+                   size, a failover there; writes its section of the docs file and charts in docs/bench/
+  --sizes L        the curve's sizes, in one-replica Deployments (3 objects each; default 100,300,1000,
+                   quick 10,30,100, smoke 3,10)
+  --replicas L     the curve's replica counts after one, at the largest size (default 2,3; quick and smoke 2)
   --profile DIR    run our managers under node --cpu-prof, write the profiles and a summary of where
                    their CPU went into DIR; the docs file is not written (profiling slows the run)
 `;
@@ -58,6 +70,21 @@ export function parseArgs(argv: string[]): BenchArgs {
         a.reps = n;
         break;
       }
+      case '--curve':
+        if (inline !== undefined) throw new UsageError('--curve takes no value');
+        a.curve = true;
+        break;
+      case '--sizes':
+      case '--replicas': {
+        const list = take().split(',').map((x) => x.trim()).filter(Boolean);
+        const ns = list.map(Number);
+        const low = flag === '--sizes' ? 1 : 2;
+        if (!ns.length || ns.some((n) => !Number.isInteger(n) || n < low || n > 100_000)) throw new UsageError(`${flag} takes whole numbers of at least ${low}, got ${list.join(',')}`);
+        const sorted = [...new Set(ns)].sort((x, y) => x - y);
+        if (flag === '--sizes') a.sizes = sorted;
+        else a.replicas = sorted;
+        break;
+      }
       case '--out':
         a.out = take();
         break;
@@ -71,5 +98,7 @@ export function parseArgs(argv: string[]): BenchArgs {
         throw new UsageError(`unknown argument ${argv[i]}`);
     }
   }
+  if ((a.sizes || a.replicas) && !a.curve) throw new UsageError('--sizes and --replicas go with --curve');
+  if (a.curve && a.profile) throw new UsageError('--profile does not go with --curve');
   return a;
 }

@@ -44,3 +44,9 @@ export async function apiCallsByVerb(port: number): Promise<string> {
   }
   return [...sums].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ');
 }
+
+/** How many watches our manager has open (kcm_informer_watches): above zero only on the replica running the informer. */
+export async function openWatches(port: number): Promise<number | undefined> {
+  const r = await probe(`http://127.0.0.1:${port}/metrics`);
+  return r.status === 200 ? sumMetric(r.body, 'kcm_informer_watches') : undefined;
+}

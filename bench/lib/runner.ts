@@ -12,6 +12,8 @@ export interface RunRecord {
   slug: string;
   setting: Setting['name'];
   subject: Subject;
+  /** the scale curve's size, when run for it */
+  size?: number;
   rep: number;
   startedAt: string;
   sample?: Sample;
@@ -24,17 +26,25 @@ export interface RunRecord {
  * objects go and end), then every process the scenario started is stopped and what is left open
  * on its task queue is terminated.
  */
+export interface RunExtras {
+  cpuProfileDir?: string;
+  /** the scale curve's parameters (ScenarioContext.size, replicaRounds) */
+  size?: number;
+  replicaRounds?: number[];
+}
+
 export async function runOnce(
   stack: BenchStack, temporal: Client, scenario: Scenario, subject: Subject, setting: Setting, mode: Mode, rep: number, log: Log,
-  cpuProfileDir?: string,
+  extras: RunExtras = {},
 ): Promise<RunRecord> {
+  const { cpuProfileDir, size, replicaRounds } = extras;
   const startedAt = new Date().toISOString();
   const ns = await freshNamespace(stack.rest, `${scenario.slug}-${subject === 'upstream' ? 'up' : subject}`);
   const taskQueue = `bench-${scenario.slug}-${Date.now().toString(36)}`;
   const started: ManagedProcess[] = [];
   const ctx: ScenarioContext = {
-    stack, subject, setting, mode, rep, ns, temporal, taskQueue,
-    log: (l) => log(`  [${scenario.slug} ${subject} ${setting.name} #${rep}] ${l}`),
+    stack, subject, setting, mode, rep, ns, temporal, taskQueue, size, replicaRounds,
+    log: (l) => log(`  [${scenario.slug}${size ? ` ${size}` : ''} ${subject} ${setting.name} #${rep}] ${l}`),
     startManager: async (o, index = 0) => {
       if (subject === 'client') throw new Error('the plain-client scenario starts no manager');
       const p = await startManager(stack, {
@@ -46,7 +56,7 @@ export async function runOnce(
     },
     openWindow: (managers) => Window.open({ stack, managers, temporal: subject === 'ours' ? { client: temporal, taskQueue } : undefined }),
   };
-  const record: RunRecord = { scenario: scenario.id, slug: scenario.slug, setting: setting.name, subject, rep, startedAt };
+  const record: RunRecord = { scenario: scenario.id, slug: scenario.slug, setting: setting.name, subject, rep, startedAt, ...(size ? { size } : {}) };
   try {
     record.sample = await scenario.run(ctx);
     log(`  ${scenario.slug} ${subject} ${setting.name} #${rep}: ${Object.entries(record.sample).map(([k, v]) => `${k}=${round(v)}`).join(' ')}`);

@@ -49,6 +49,18 @@ export async function informerHolderPid(client: Client, taskQueue: string): Prom
   return Number.isFinite(pid) ? pid : undefined;
 }
 
+/**
+ * The watch activity's attempt number: it grows by one each time the watch moves to another
+ * replica (a kill, or a heartbeat the server did not get in time), so its growth over a window
+ * with no kill counts needless moves.
+ */
+export async function informerAttempt(client: Client, taskQueue: string): Promise<number | undefined> {
+  const id = await informerWorkflowIdOf(client, taskQueue);
+  if (!id) return undefined;
+  const d = await client.workflow.getHandle(id).describe();
+  return d.raw.pendingActivities?.[0]?.attempt ?? undefined;
+}
+
 /** Once no manager polls a bench task queue any more, its open runs (the informer above all) only linger: end them. */
 export async function terminateQueue(client: Client, taskQueue: string): Promise<void> {
   for await (const w of client.workflow.list({ query: `${deploymentQueuesQuery(taskQueue)} AND ExecutionStatus = "Running"` })) {

@@ -1,6 +1,7 @@
 import { KubeRest } from '../../activities/kube/rest';
-import { createDeployment, deploymentComplete, listDeployments } from '../lib/workloads';
-import { waitFor } from '../lib/util';
+import { requestCounts } from '../lib/apiserver';
+import { createDeployment, deploymentComplete, listDeployments, mergePatch } from '../lib/workloads';
+import { sleep, waitFor } from '../lib/util';
 
 /** Run `fn` over `items`, `width` at a time. */
 export async function inParallel<T>(items: T[], width: number, fn: (t: T) => Promise<unknown>): Promise<void> {
@@ -19,4 +20,55 @@ export async function createFleet(rest: KubeRest, ns: string, count: number, rep
     const ds = await listDeployments(rest, ns);
     return ds.length === count && ds.every(deploymentComplete);
   }, 300_000 + count * replicas * 500, 1000);
+}
+
+/**
+ * What a manager finds to do after it was away: every Deployment gets a spec change that touches no
+ * pod (progressDeadlineSeconds, so a new generation to observe) and loses one pod (so every
+ * ReplicaSet has work). `round` makes each call's spec change a new one.
+ */
+export async function perturbFleet(rest: KubeRest, ns: string, count: number, round = 0): Promise<void> {
+  await inParallel(fleetNames(count), 10, (name) => mergePatch(rest, `/apis/apps/v1/namespaces/${ns}/deployments/${name}`, { spec: { progressDeadlineSeconds: 601 + round } }));
+  const pods = (await rest.request<{ items: Array<{ metadata: { name: string; labels?: Record<string, string> } }> }>('GET', `/api/v1/namespaces/${ns}/pods`)).body.items;
+  const onePerApp = new Map<string, string>();
+  for (const p of pods) {
+    const app = p.metadata.labels?.app;
+    if (app && !onePerApp.has(app)) onePerApp.set(app, p.metadata.name);
+  }
+  await inParallel([...onePerApp.values()], 10, (pod) => rest.request('DELETE', `/api/v1/namespaces/${ns}/pods/${pod}`, { body: { gracePeriodSeconds: 0 } }));
+}
+
+export interface CatchUp {
+  /** from the start call until every Deployment observed its generation and is complete */
+  convergedMs: number;
+  /** from the start call until the last write to pods, ReplicaSets or Deployments before `quietMs` without one */
+  lastWriteMs: number;
+}
+
+/**
+ * Times a catch-up: `start` starts the manager(s); then every second the API server's write count
+ * and the fleet's Deployments are read until the fleet is complete and no workload write came for
+ * `quietMs`. `onTick` runs once a second meanwhile (a scenario's own sampling).
+ */
+export async function timeCatchUp(
+  rest: KubeRest, ns: string, count: number, quietMs: number, start: () => Promise<unknown>, deadlineMs: number, onTick?: () => Promise<void>,
+): Promise<CatchUp> {
+  let writes = (await requestCounts(rest)).workloadWrites;
+  const t0 = Date.now();
+  await start();
+  let lastWriteAt = t0;
+  let convergedAt: number | undefined;
+  for (;;) {
+    await sleep(1000);
+    await onTick?.();
+    const now = Date.now();
+    const w = (await requestCounts(rest)).workloadWrites;
+    if (w !== writes) { writes = w; lastWriteAt = now; }
+    if (convergedAt === undefined) {
+      const ds = await listDeployments(rest, ns);
+      if (ds.length === count && ds.every((d) => deploymentComplete(d) && d.status?.observedGeneration === d.metadata.generation)) convergedAt = now;
+    }
+    if (convergedAt !== undefined && now - lastWriteAt >= quietMs) return { convergedMs: convergedAt - t0, lastWriteMs: lastWriteAt - t0 };
+    if (now - t0 > deadlineMs) throw new Error(`catch-up of ${count} Deployments did not settle in ${Math.round(deadlineMs / 1000)} s (converged: ${convergedAt !== undefined})`);
+  }
 }

@@ -1,10 +1,8 @@
-import { requestCounts } from '../lib/apiserver';
 import { ManagedProcess } from '../lib/managers';
 import { apiCallsByVerb } from '../lib/prom';
 import { queueProfile } from '../lib/temporal';
-import { deploymentComplete, listDeployments, mergePatch, warmUp } from '../lib/workloads';
-import { sleep } from '../lib/util';
-import { createFleet, fleetNames, inParallel } from './fleet';
+import { warmUp } from '../lib/workloads';
+import { createFleet, perturbFleet, timeCatchUp } from './fleet';
 import { Mode, RESOURCE_METRICS, Scenario, resourceSample } from './types';
 
 const size = (mode: Mode) => ({
@@ -46,41 +44,19 @@ export const restart: Scenario = {
     await first.kill('SIGTERM');
     ctx.log(`first manager stopped in ${Date.now() - stopping} ms`);
 
-    const names = fleetNames(s.deployments);
-    await inParallel(names, 10, (name) => mergePatch(rest, `/apis/apps/v1/namespaces/${ctx.ns}/deployments/${name}`, { spec: { progressDeadlineSeconds: 601 } }));
-    const pods = (await rest.request<{ items: Array<{ metadata: { name: string; labels?: Record<string, string> } }> }>('GET', `/api/v1/namespaces/${ctx.ns}/pods`)).body.items;
-    const onePerApp = new Map<string, string>();
-    for (const p of pods) {
-      const app = p.metadata.labels?.app;
-      if (app && !onePerApp.has(app)) onePerApp.set(app, p.metadata.name);
-    }
-    await inParallel([...onePerApp.values()], 10, (pod) => rest.request('DELETE', `/api/v1/namespaces/${ctx.ns}/pods/${pod}`, { body: { gracePeriodSeconds: 0 } }));
+    await perturbFleet(rest, ctx.ns, s.deployments);
 
-    let current: ManagedProcess | undefined;
-    const window = await ctx.openWindow(() => (current ? [current] : []));
-    let writes = (await requestCounts(rest)).workloadWrites;
+    const current: ManagedProcess[] = [];
+    const window = await ctx.openWindow(() => current);
     const t0 = Date.now();
-    current = await ctx.startManager({ controllers }, 1);
-    let lastWriteAt = t0;
-    let convergedAt: number | undefined;
-    const deadline = t0 + 300_000 + s.deployments * s.replicas * 500;
-    for (;;) {
-      await sleep(1000);
-      const now = Date.now();
-      const w = (await requestCounts(rest)).workloadWrites;
-      if (w !== writes) { writes = w; lastWriteAt = now; }
-      if (convergedAt === undefined) {
-        const ds = await listDeployments(rest, ctx.ns);
-        if (ds.length === s.deployments && ds.every((d) => deploymentComplete(d) && d.status?.observedGeneration === d.metadata.generation)) convergedAt = now;
-      }
-      if (convergedAt !== undefined && now - lastWriteAt >= s.quietMs) break;
-      if (now > deadline) throw new Error(`restart catch-up did not settle in time (converged: ${convergedAt !== undefined})`);
-    }
+    const { convergedMs, lastWriteMs } = await timeCatchUp(rest, ctx.ns, s.deployments, s.quietMs, async () => {
+      current.push(await ctx.startManager({ controllers }, 1));
+    }, 300_000 + s.deployments * s.replicas * 500);
     const use = await window.close();
     if (ctx.subject === 'ours') {
-      ctx.log(`API calls by verb and resource: ${await apiCallsByVerb(current.port)}`);
+      ctx.log(`API calls by verb and resource: ${await apiCallsByVerb(current[0].port)}`);
       ctx.log(`workflows since the start: ${await queueProfile(ctx.temporal, ctx.taskQueue, t0)}`);
     }
-    return { convergedMs: convergedAt - t0, quietMs: lastWriteAt - t0, ...resourceSample(use) };
+    return { convergedMs, quietMs: lastWriteMs, ...resourceSample(use) };
   },
 };

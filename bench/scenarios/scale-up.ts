@@ -22,7 +22,7 @@ export const scaleUp: Scenario = {
     ...RESOURCE_METRICS,
   ],
   async run(ctx) {
-    const n = scaleUpSize(ctx.mode);
+    const n = ctx.size ?? scaleUpSize(ctx.mode);
     const { rest } = ctx.stack;
     const m = await ctx.startManager({ controllers: ['replicaset'] });
     await warmUp(rest, ctx.ns);

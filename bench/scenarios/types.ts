@@ -23,6 +23,10 @@ export interface ScenarioContext {
   startManager(o: Pick<ManagerOptions, 'controllers'> & Partial<Pick<ManagerOptions, 'taskQueue' | 'leaderElect'>>, index?: number): Promise<ManagedProcess>;
   /** the task queue ours uses in this run (fresh per scenario run) */
   taskQueue: string;
+  /** the scale curve's size for this run (its unit is the scenario's own); absent: the mode's size */
+  size?: number;
+  /** the scale curve: ours catches up again with each of these replica counts after the first */
+  replicaRounds?: number[];
   /** opens a resource window over the given managers (and, for ours, Temporal) */
   openWindow(managers: () => ManagedProcess[]): Promise<{ close(): Promise<ResourceUse> }>;
 }

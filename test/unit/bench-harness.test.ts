@@ -3,6 +3,7 @@ import { UsageError, parseArgs } from '../../bench/lib/args';
 import { disagreements, readinessInEndpoints, readinessInSlices } from '../../bench/lib/endpoints';
 import { CpuProfile, bucketOf, summarizeProfile } from '../../bench/lib/profile';
 import { sumMetric } from '../../bench/lib/prom';
+import { placeCurveSection } from '../../bench/curve/run';
 import { mergeIntoDoc } from '../../bench/lib/report';
 import { median, percentile, spread } from '../../bench/lib/stats';
 import { reactionStages } from '../../bench/lib/temporal';
@@ -15,8 +16,12 @@ describe('bench args', () => {
     expect(parseArgs(['--quick', '--scenarios', '7,1,1', '--reps=4', '--out', 'x.md'])).toEqual({ mode: 'quick', scenarios: [1, 7], reps: 4, out: 'x.md' });
     expect(parseArgs(['--profile', '/tmp/p', '--scenarios=5']).profile).toBe('/tmp/p');
   });
+  test('reads the scale curve\'s flags, sizes and replicas sorted', () => {
+    expect(parseArgs(['--curve', '--quick', '--sizes', '300,100,100', '--replicas=3,2'])).toMatchObject({ mode: 'quick', curve: true, sizes: [100, 300], replicas: [2, 3] });
+  });
   test.each([
     [['--profile']], [['--fast']], [['--scenarios', '9']], [['--scenarios', '0']], [['--scenarios']], [['--reps', '0']], [['--quick', '--smoke']], [['--smoke=1']],
+    [['--sizes', '100']], [['--curve', '--sizes', '0']], [['--curve', '--replicas', '1']], [['--curve=1']], [['--curve', '--profile', '/tmp/p']],
   ])('refuses %j', (argv) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
   });
@@ -160,5 +165,19 @@ describe('reaction stages from a history', () => {
   test('no stages when the history has no such chain after the trigger', () => {
     expect(reactionStages([ev(26, 120), ev(6, 130)], 100, 300, 'createPods')).toBeUndefined();
     expect(reactionStages([ev(6, 130), ev(10, 140, 'createPods'), ev(11, 150)], 100, 300, 'createPods')).toBeUndefined();
+  });
+});
+
+describe('the scale curve\'s docs section', () => {
+  const doc = '# Benchmarks\n\nintro\n\n## Side by side with upstream (x)\n\ntables\n\n## Failover (by hand)\n\nkept\n';
+  test('goes right after the generated side-by-side section the first time', () => {
+    const once = placeCurveSection(doc, '## Scale curve (a)\n\nfirst');
+    expect(once).toBe('# Benchmarks\n\nintro\n\n## Side by side with upstream (x)\n\ntables\n\n## Scale curve (a)\n\nfirst\n\n## Failover (by hand)\n\nkept\n');
+  });
+  test('replaces itself where it is, leaving every other section alone', () => {
+    const twice = placeCurveSection(placeCurveSection(doc, '## Scale curve (a)\n\nfirst'), '## Scale curve (b)\n\nsecond');
+    expect(twice).toContain('## Scale curve (b)\n\nsecond\n\n## Failover (by hand)');
+    expect(twice).not.toContain('first');
+    expect(twice.match(/## Scale curve/g)).toHaveLength(1);
   });
 });

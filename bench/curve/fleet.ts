@@ -1,0 +1,146 @@
+import { ManagedProcess } from '../lib/managers';
+import { PodWatch } from '../lib/pods';
+import { openWatches } from '../lib/prom';
+import { informerAttempt, informerHolderPid } from '../lib/temporal';
+import { warmUp } from '../lib/workloads';
+import { sleep, waitFor } from '../lib/util';
+import { createFleet, fleetNames, perturbFleet, timeCatchUp } from '../scenarios/fleet';
+import type { Sample, Scenario, ScenarioContext } from '../scenarios/types';
+import { curvePlan } from './plan';
+
+const CONTROLLERS = ['replicaset', 'deployment'];
+
+/** Keys of one catch-up round's figures: `r1.convergedMs`, `r3.cpuSeconds`, ... */
+export const roundKey = (replicas: number, what: string) => `r${replicas}.${what}`;
+
+/**
+ * After the last catch-up, with every replica alive and the fleet settled: kill -9 the replica
+ * running the watch and delete a pod at once. Times, from the kill: the watch activity running on
+ * another replica (its heartbeat timed out and the retry started), that replica watching every
+ * resource again (its relist done), and the pod's replacement.
+ */
+async function failoverAtSize(ctx: ScenarioContext, running: ManagedProcess[]): Promise<Sample> {
+  const { rest } = ctx.stack;
+  const pidOf = async () => informerHolderPid(ctx.temporal, ctx.taskQueue).catch(() => undefined);
+  const holderPid = await waitFor('a replica running the watch', async () => {
+    const p = await pidOf();
+    return running.some((r) => r.pid === p && r.alive()) ? p : undefined;
+  }, 60_000, 250);
+  const holder = running.find((r) => r.pid === holderPid)!;
+  const watches = (await openWatches(holder.port)) ?? 0;
+  const app = fleetNames(1)[0];
+  const watch = await PodWatch.start(ctx.stack, ctx.ns);
+  try {
+    const victim = watch.live(app)[0];
+    if (!victim) throw new Error(`no pod of ${app} to delete`);
+    await holder.kill('SIGKILL');
+    const t0 = Date.now();
+    await rest.request('DELETE', `/api/v1/namespaces/${ctx.ns}/pods/${victim.name}`, { body: { preconditions: { uid: victim.uid }, gracePeriodSeconds: 0 } });
+    const replaced = watch.until('replacement pod', () => watch.seenSince(t0, app).some((p) => p.uid !== victim.uid), 180_000);
+    const newPid = await waitFor('the watch on another replica', async () => {
+      const p = await pidOf();
+      return p !== undefined && p !== holderPid && running.some((r) => r.pid === p && r.alive()) ? p : undefined;
+    }, 120_000, 100);
+    const movedAt = Date.now();
+    const next = running.find((r) => r.pid === newPid)!;
+    await waitFor('the new holder watching again', async () => ((await openWatches(next.port)) ?? 0) >= watches, 120_000, 100);
+    const watchingAt = Date.now();
+    await replaced;
+    const replacedAt = Math.min(...watch.seenSince(t0, app).filter((p) => p.uid !== victim.uid).map((p) => p.seenAt));
+    ctx.log(`failover: watch moved after ${movedAt - t0} ms, watching ${watches} resources again after ${watchingAt - t0} ms, pod replaced after ${replacedAt - t0} ms`);
+    return { 'failover.watchMovedMs': movedAt - t0, 'failover.watchingMs': watchingAt - t0, 'failover.replacedMs': replacedAt - t0 };
+  } finally {
+    watch.stop();
+  }
+}
+
+/**
+ * One size of the curve, one manager: a fleet of one-replica Deployments is created and settles;
+ * an idle window; then the manager is stopped, the fleet perturbed, and a fresh start catches up.
+ * Ours then catches up again after each further perturbation with 2, 3, ... replicas on the same
+ * task queue (the curve's largest size only), and ends with a failover of the replica running the
+ * watch.
+ */
+export const fleetCurve: Scenario = {
+  id: 101,
+  slug: 'curve-fleet',
+  title: 'Scale curve: idle cost and restart catch-up',
+  method: () => '',
+  settings: () => ['lifted'],
+  reps: () => 1,
+  subjects: ['upstream', 'ours'],
+  metrics: [],
+  async run(ctx) {
+    const plan = curvePlan(ctx.mode);
+    const size = ctx.size;
+    if (!size) throw new Error('the curve runs at a given size');
+    const { rest } = ctx.stack;
+    const out: Sample = {};
+
+    const first = await ctx.startManager({ controllers: CONTROLLERS });
+    await warmUp(rest, ctx.ns);
+    const setupAt = Date.now();
+    await createFleet(rest, ctx.ns, size, 1);
+    out.setupMs = Date.now() - setupAt;
+    await sleep(plan.settleS * 1000);
+    const idleWindow = await ctx.openWindow(() => [first]);
+    await sleep(plan.idleS * 1000);
+    const idle = await idleWindow.close();
+    const perMin = (n: number) => (n / idle.seconds) * 60;
+    Object.assign(out, {
+      'idle.cpuSeconds': idle.cpuSeconds,
+      'idle.peakRssMiB': idle.peakRssMiB,
+      'idle.apiPerMin': perMin(idle.apiRequests),
+      ...(idle.temporalCpuSeconds !== undefined ? { 'idle.temporalCpuSeconds': idle.temporalCpuSeconds } : {}),
+      ...(idle.temporalPeakRssMiB !== undefined ? { 'idle.temporalPeakRssMiB': idle.temporalPeakRssMiB } : {}),
+      ...(idle.historyEvents !== undefined ? { 'idle.historyPerMin': perMin(idle.historyEvents) } : {}),
+    });
+    await first.kill('SIGTERM');
+
+    const rounds = ctx.subject === 'ours' ? [1, ...(ctx.replicaRounds ?? [])] : [1];
+    let previous: ManagedProcess[] = [];
+    for (const [i, replicas] of rounds.entries()) {
+      await Promise.all(previous.map((p) => p.kill('SIGTERM')));
+      await perturbFleet(rest, ctx.ns, size, i);
+      const running: ManagedProcess[] = [];
+      const window = await ctx.openWindow(() => running);
+      const attempt0 = ctx.subject === 'ours' ? await informerAttempt(ctx.temporal, ctx.taskQueue).catch(() => undefined) : undefined;
+      let mostWatching = 0;
+      const sampleWatchers = async () => {
+        const open = await Promise.all(running.map((p) => openWatches(p.port)));
+        mostWatching = Math.max(mostWatching, open.filter((n) => (n ?? 0) > 0).length);
+      };
+      const cu = await timeCatchUp(rest, ctx.ns, size, plan.quietMs, async () => {
+        running.push(...await Promise.all(Array.from({ length: replicas }, (_, k) => ctx.startManager({ controllers: CONTROLLERS }, 1 + i * 10 + k))));
+      }, 600_000 + size * 1000, ctx.subject === 'ours' ? sampleWatchers : undefined);
+      const use = await window.close();
+      const key = (what: string) => roundKey(replicas, what);
+      Object.assign(out, {
+        [key('convergedMs')]: cu.convergedMs,
+        [key('lastWriteMs')]: cu.lastWriteMs,
+        [key('cpuSeconds')]: use.cpuSeconds,
+        [key('peakRssMiB')]: use.peakRssMiB,
+        [key('apiRequests')]: use.apiRequests,
+      });
+      if (use.temporalCpuSeconds !== undefined) out[key('temporalCpuSeconds')] = use.temporalCpuSeconds;
+      if (use.temporalPeakRssMiB !== undefined) out[key('temporalPeakRssMiB')] = use.temporalPeakRssMiB;
+      if (use.historyEvents !== undefined) out[key('historyEvents')] = use.historyEvents;
+      if (use.counters) {
+        out[key('ourApiCalls')] = use.counters.ourApiCalls;
+        out[key('signalsSent')] = use.counters.signalsSent;
+        out[key('reconciles')] = use.counters.reconciles;
+      }
+      if (ctx.subject === 'ours') {
+        const attempt1 = await informerAttempt(ctx.temporal, ctx.taskQueue).catch(() => undefined);
+        // read after the previous replicas stopped (their attempt already failed): any growth is a needless move
+        if (attempt0 !== undefined && attempt1 !== undefined) out[key('watchMoves')] = attempt1 - attempt0;
+        out[key('mostReplicasWatching')] = mostWatching;
+      }
+      ctx.log(`${replicas} replica(s): converged ${cu.convergedMs} ms, last write ${cu.lastWriteMs} ms, CPU ${use.cpuSeconds.toFixed(1)} s`);
+      if (ctx.subject === 'ours' && i === rounds.length - 1 && replicas >= 2) Object.assign(out, await failoverAtSize(ctx, running));
+      previous = running;
+    }
+    return out;
+  },
+};
+
