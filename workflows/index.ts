@@ -13,6 +13,7 @@ export { endpointsWorkflow } from './endpoints/workflow';
 export { endpointSliceWorkflow } from './endpointslice/workflow';
 export { cronJobWorkflow } from './cronjob/workflow';
 export { jobWorkflow } from './job/workflow';
+export { jobOrphanPodWorkflow } from './job/orphan-pod';
 export { ttlAfterFinishedWorkflow } from './ttl-after-finished/workflow';
 export { podGcWorkflow } from './podgc/workflow';
 export { taintEvictionWorkflow } from './taint-eviction/workflow';

@@ -17,6 +17,7 @@ import { jobPod, jobView } from './projections';
 import type { KubeObject } from '../kube/projections';
 import { claimDecision, controllerRef } from '../../workflows/common/controller-ref';
 import { readByName, updateGuarded, withoutEmpty } from '../kube/update';
+import { isJobRef, orphanVerdict } from '../../workflows/job/orphans';
 import { ApiError, type KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
 
@@ -123,6 +124,21 @@ export interface ReleaseJobPodsRequest {
   reason: string;
 }
 
+export interface ReleaseOrphanPodRequest {
+  namespace: string;
+  /** the pod's name and UID */
+  name: string;
+  uid: string;
+  /** why the watch thought it orphaned */
+  reason: string;
+}
+
+export interface ReleaseOrphanPodResult {
+  /** released: the finalizer is off; kept: a live Job (or another owner) holds it; gone or changed: nothing written */
+  outcome: 'released' | 'kept' | 'gone' | 'changed';
+  why: string;
+}
+
 export interface JobActivityDeps {
   rest: KubeRest;
   logger: Logger;
@@ -218,9 +234,12 @@ export function jobPodManifest(job: JobJson, p: JobPodToCreate): Record<string, 
   };
 }
 
-/** The strategic-merge patch upstream sends to drop only the tracking finalizer; the UID guards against a namesake. */
-function removeFinalizerPatch(uid: string) {
-  return { metadata: { uid, '$deleteFromPrimitiveList/finalizers': [JOB_TRACKING_FINALIZER] } };
+/**
+ * The strategic-merge patch upstream sends to drop only the tracking finalizer; the UID guards
+ * against a namesake, and a resourceVersion, when given, against any change since it was read.
+ */
+function removeFinalizerPatch(uid: string, resourceVersion?: string) {
+  return { metadata: { uid, ...(resourceVersion ? { resourceVersion } : {}), '$deleteFromPrimitiveList/finalizers': [JOB_TRACKING_FINALIZER] } };
 }
 
 /** The I/O of the job controller; every write is safe to run twice. */
@@ -249,11 +268,11 @@ export function createJobActivities(deps: JobActivityDeps) {
     return items;
   }
 
-  /** Drop the tracking finalizer; gone (or replaced under the name) counts as done. */
-  async function unfinalize(namespace: string, p: JobPodRef): Promise<PodAfterWrite> {
+  /** Drop the tracking finalizer; gone (or replaced under the name, or changed since `resourceVersion`) counts as done. */
+  async function unfinalize(namespace: string, p: JobPodRef, resourceVersion?: string): Promise<PodAfterWrite> {
     try {
       const r = await rest.request<KubeObject>('PATCH', podPath(namespace, p.name), {
-        body: removeFinalizerPatch(p.uid),
+        body: removeFinalizerPatch(p.uid, resourceVersion),
         contentType: 'application/strategic-merge-patch+json',
       });
       return { uid: p.uid, pod: jobPod(r.body) };
@@ -421,6 +440,28 @@ export function createJobActivities(deps: JobActivityDeps) {
         if (held.length) logger.info({ controller: 'job', namespace: req.namespace, jobUid: req.jobUid, reason: req.reason, released: held.length - failed.length }, 'released pods');
         if (failed.length) throw new Error(`could not release ${failed.length} pods: ${failed[0].message}`);
         return { released: held.length };
+      });
+    },
+
+    /**
+     * Upstream's orphan-pod worker for one pod: read the pod and the Job its controller reference
+     * names afresh (the watch's cache may lag), and drop the tracking finalizer if no live Job will.
+     * The patch carries the UID and resourceVersion just read, so a pod adopted meanwhile keeps it.
+     */
+    async releaseOrphanPod(req: ReleaseOrphanPodRequest): Promise<ReleaseOrphanPodResult> {
+      return apiCall(async () => {
+        const key = `${req.namespace}/${req.name}`;
+        const raw = await readByName(rest, podPath(req.namespace, req.name));
+        if (!raw || raw.metadata?.uid !== req.uid) return { outcome: 'gone', why: 'the pod no longer exists' };
+        const pod = jobPod(raw);
+        const ref = controllerRef(pod.ownerReferences);
+        const job = ref && isJobRef(ref) ? await readJob({ namespace: req.namespace, name: ref.name }) : undefined;
+        const v = orphanVerdict(pod, job ? jobView(job) : undefined);
+        if (!v.release) return { outcome: 'kept', why: v.why };
+        const after = await unfinalize(req.namespace, { name: pod.name, uid: pod.uid }, pod.resourceVersion);
+        if (!after.pod) return { outcome: 'changed', why: 'the pod changed or went since it was read; its next event decides' };
+        logger.info({ controller: 'job', key, reason: req.reason, why: v.why }, 'released orphan pod');
+        return { outcome: 'released', why: v.why };
       });
     },
 

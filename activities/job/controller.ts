@@ -1,6 +1,7 @@
 import type { ControllerDescriptor } from '../../workers/descriptor';
 import { intFlag } from '../../workers/flags';
 import { jobWorkflow } from '../../workflows/job/workflow';
+import { jobOrphanPodWorkflow } from '../../workflows/job/orphan-pod';
 import { createJobActivities } from './activities';
 import { jobRoutes } from './routes';
 
@@ -9,7 +10,7 @@ export const jobController: ControllerDescriptor = {
   short: 'job',
   serviceAccount: 'job-controller',
   concurrency: intFlag('concurrent-job-syncs', 5, 'how many jobs may reconcile at the same time'),
-  workflows: [jobWorkflow],
+  workflows: [jobWorkflow, jobOrphanPodWorkflow],
   activities: (ctx) => createJobActivities(ctx),
   routes: jobRoutes,
 };

@@ -8,6 +8,8 @@ import type { RouteFamily } from '../informers/family';
 import { BY_NAMESPACE } from '../informers/indexes';
 import type { RouteContext } from '../../workers/descriptor';
 import { jobWorkflow } from '../../workflows/job/workflow';
+import { orphanReleaseDue } from '../../workflows/job/orphans';
+import { jobOrphanPodWorkflow, orphanPodWorkflowId, type OrphanPodEvent, type OrphanPodWorkflowInput } from '../../workflows/job/orphan-pod';
 
 /** Job pod projections hold only what the controller decides on: equal but for the version means nothing to do. */
 function sameForJobs(a: JobPod, b: JobPod): boolean {
@@ -17,7 +19,9 @@ function sameForJobs(a: JobPod, b: JobPod): boolean {
 /**
  * Routes of the job controller, as upstream's handlers enqueue keys: a Job to itself; a pod to the
  * Job that controls it (by UID), or, orphaned, to every Job in its namespace whose selector
- * matches; an update to the Jobs of both its old and new state.
+ * matches; an update to the Jobs of both its old and new state. A pod left holding the tracking
+ * finalizer with no Job to count it (upstream's orphan queue) gets a release of its own, keyed by
+ * the pod, on any event that shows it so, the first list included.
  */
 export function jobRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('job')) return undefined;
@@ -59,17 +63,31 @@ export function jobRoutes({ input, signaller, cache }: RouteContext): RouteFamil
     for (const j of targets.values()) queue(j, after ? { pods: [after] } : { podsDeleted: [before!.uid] });
   };
 
+  const cachedJob = (uid: string): JobView | undefined => {
+    const j = jobs.get(uid);
+    return j ? jobView(j) : undefined;
+  };
+  const releaseIfOrphaned = (p: JobPod) => {
+    const why = orphanReleaseDue(p, cachedJob);
+    if (!why) return;
+    const args: OrphanPodWorkflowInput = { namespace: p.namespace, name: p.name, uid: p.uid, tuning: input.tuning };
+    const event: OrphanPodEvent = { uid: p.uid, resourceVersion: p.resourceVersion, why };
+    signaller.queue({ controller: 'job', workflow: jobOrphanPodWorkflow, kind: 'Pod', namespace: p.namespace, name: p.name, uid: p.uid, args,
+      workflowId: orphanPodWorkflowId(p.namespace, p.name) }, event, (_earlier: OrphanPodEvent, later: OrphanPodEvent) => later);
+  };
+
   cache.watch(RESOURCES.pods, JOB_POD_FIELDS, {
     onEvent(ev) {
-      // the first list reaches each Job as its own relist
-      if (ev.source === 'list') return;
       if (ev.type === 'deleted') {
-        routePod(jobPod(ev.old), undefined);
+        if (ev.source !== 'list') routePod(jobPod(ev.old), undefined);
         return;
       }
       const after = jobPod(ev.obj);
       const before = ev.type === 'updated' ? jobPod(ev.old) : undefined;
       if (ev.source === 'relist' && before?.resourceVersion === after.resourceVersion) return;
+      releaseIfOrphaned(after);
+      // the first list reaches each Job as its own relist
+      if (ev.source === 'list') return;
       routePod(before, after);
     },
   });

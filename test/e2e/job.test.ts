@@ -1,12 +1,14 @@
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { eventsFor, listPods, mergePatch, PodObject, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { UpstreamKcm } from '../support/upstream';
 
 /**
  * Jobs as upstream's job controller runs them, on kwok pods that succeed or fail on command
  * (hack/kwok/stages.yaml): exact counts under parallelism, Indexed completion, the pod failure
  * backoff's spacing, pod failure policy, suspend/resume and an active deadline that outlives a
- * manager killed with SIGKILL.
+ * manager killed with SIGKILL; and, against upstream v1.35.4 on the same stack, what becomes of the
+ * pods of Jobs deleted while no manager ran.
  */
 const rest = testRest(testKubeConfig());
 const taskQueue = uniqueName('job-e2e');
@@ -272,4 +274,64 @@ test('successPolicy: index 0 succeeding completes the Job and ends the other ind
   expect(condition(done, 'Complete')?.reason).toBe('SuccessPolicy');
   expect(done.status).toMatchObject({ completedIndexes: '0', succeeded: 1 });
   await eventually('other indexes ended', async () => (await podsOf(job)).every((p) => phaseOf(p) === 'Succeeded' || p.metadata.deletionTimestamp), 30_000);
+}, 120_000);
+
+/**
+ * What a user sees of two Jobs deleted while no manager ran: `kept` deleted with
+ * propagationPolicy Orphan (its pod stays), `gone` deleted in the background (the garbage
+ * collector deletes its pod once a manager runs again); and of a pod made meanwhile with the
+ * tracking finalizer but no Job. `stop` ends the manager, `start` brings it back.
+ */
+async function deletedWhileDown(prefix: string, start: () => Promise<void>, stop: () => Promise<void>) {
+  const space = await freshNamespace(testKubeConfig(), `job-${prefix}`);
+  const jobs = `/apis/batch/v1/namespaces/${space}/jobs`;
+  const running = { metadata: { labels: { 'kwok.temporal-kcm.dev/outcome': 'run' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.invalid/job:1' }] } };
+  const create = async (name: string) => (await rest.request<Job>('POST', jobs, { body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name }, spec: { template: running } } })).body;
+  const pods = async (j: Job) => listPods(rest, space, `batch.kubernetes.io/controller-uid=${j.metadata.uid}`);
+  const held = (p: PodObject) => (p.metadata.finalizers ?? []).includes('batch.kubernetes.io/job-tracking');
+  await start();
+  const [kept, gone] = [await create('kept'), await create('gone')];
+  for (const j of [kept, gone]) await eventually(`${j.metadata.name} pod running`, async () => (await pods(j)).some((p) => phaseOf(p) === 'Running' && held(p)), 30_000, 100);
+  await stop();
+  await rest.request('DELETE', `${jobs}/kept`, { body: { propagationPolicy: 'Orphan' } });
+  await rest.request('DELETE', `${jobs}/gone`, { body: { propagationPolicy: 'Background' } });
+  // and a pod that never had a Job, made with the finalizer
+  await rest.request('POST', `/api/v1/namespaces/${space}/pods`, { body: { apiVersion: 'v1', kind: 'Pod',
+    metadata: { name: 'stray', labels: running.metadata.labels, finalizers: ['batch.kubernetes.io/job-tracking'] }, spec: running.spec } });
+  const stray = async () => (await rest.request<PodObject>('GET', `/api/v1/namespaces/${space}/pods/stray`)).body;
+  await start();
+  const seen = await eventually('orphaned pod released, the other pod deleted', async () => {
+    const [k, g] = [await pods(kept), await pods(gone)];
+    const job = await rest.request('GET', `${jobs}/kept`).then(() => true, () => false);
+    const s = await stray();
+    if (job || k.length !== 1 || held(k[0]) || (k[0].metadata.ownerReferences ?? []).length || g.length || held(s)) return undefined;
+    return {
+      strayPod: { finalizers: s.metadata.finalizers ?? [], deleting: !!s.metadata.deletionTimestamp },
+      keptPod: { phase: phaseOf(k[0]), finalizers: k[0].metadata.finalizers ?? [], ownerReferences: k[0].metadata.ownerReferences ?? [], deleting: !!k[0].metadata.deletionTimestamp },
+      gonePods: g.length,
+    };
+  }, 30_000, 100).catch(async () => ({
+    stuck: {
+      kept: (await pods(kept)).map((p) => ({ finalizers: p.metadata.finalizers, ownerReferences: (p.metadata.ownerReferences ?? []).length, deleting: !!p.metadata.deletionTimestamp })),
+      gone: (await pods(gone)).map((p) => ({ finalizers: p.metadata.finalizers, ownerReferences: (p.metadata.ownerReferences ?? []).length, deleting: !!p.metadata.deletionTimestamp })),
+      stray: (await stray()).metadata.finalizers,
+    },
+  }));
+  await rest.request('DELETE', `/api/v1/namespaces/${space}`).catch(() => undefined);
+  return seen;
+}
+
+test('pods of Jobs deleted while no manager ran (orphaned, or deleted with the Job) lose the tracking finalizer once one runs again, as upstream', async () => {
+  const withGc = args.map((a) => (a === 'job' ? 'job,garbagecollector' : a));
+  await manager.kill();
+  const upstream = new UpstreamKcm('job-orphans');
+  const theirs = await deletedWhileDown('up', () => upstream.start('job,garbagecollector'), () => upstream.stop());
+  await upstream.stop();
+  // ours stops: its Job workflows stay open in Temporal, idle, and no watch of it sees the deletions
+  // (a replica killed with SIGKILL is the activeDeadlineSeconds test's)
+  const ours = await deletedWhileDown('ours', async () => {
+    manager = await startManagerProcess(taskQueue, withGc);
+  }, () => manager.kill());
+  expect(theirs).toEqual({ keptPod: { phase: 'Running', finalizers: [], ownerReferences: [], deleting: false }, gonePods: 0, strayPod: { finalizers: [], deleting: false } });
+  expect(ours).toEqual(theirs);
 }, 120_000);

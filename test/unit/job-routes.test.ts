@@ -6,9 +6,11 @@ import { routeHarness } from '../support/routes';
 
 const job = (name: string, app: string, rv = '1'): KubeObject =>
   ({ metadata: { namespace: 'a', name, uid: `j-${name}`, resourceVersion: rv }, spec: { selector: { matchLabels: { app } } } });
-const pod = (name: string, labels: Record<string, string>, o: { job?: string; kind?: string; rv?: string; phase?: string } = {}): KubeObject => ({
+const pod = (name: string, labels: Record<string, string>, o: { job?: string; kind?: string; rv?: string; phase?: string; held?: boolean; deleting?: boolean } = {}): KubeObject => ({
   metadata: {
     namespace: 'a', name, uid: `p-${name}`, resourceVersion: o.rv ?? '1', labels,
+    ...(o.held ? { finalizers: ['batch.kubernetes.io/job-tracking'] } : {}),
+    ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
     ownerReferences: o.job ? [{ apiVersion: 'batch/v1', kind: o.kind ?? 'Job', name: o.job, uid: `j-${o.job}`, controller: true }] : undefined,
   },
   status: { phase: o.phase ?? 'Running' },
@@ -60,5 +62,28 @@ describe('job routes', () => {
     (relabelled.spec as unknown) = { containers: [{ name: 'x' }] };
     h(RESOURCES.pods).event('MODIFIED', relabelled);
     expect(sent).toHaveLength(0);
+  });
+
+  test('a pod holding the tracking finalizer with no Job to count it gets a release of its own, keyed by the pod, from the first list on', () => {
+    const { sent, h } = harness();
+    h(RESOURCES.jobs).relisted([job('a', 'a')], '1');
+    sent.length = 0;
+    h(RESOURCES.pods).relisted([
+      pod('orphan', { app: 'z' }, { held: true }),
+      pod('dangling', { app: 'z' }, { job: 'gone', held: true, deleting: true }),
+      pod('alive', { app: 'z' }, { job: 'gone', held: true }),
+      pod('mine', { app: 'a' }, { job: 'a', held: true, deleting: true }),
+    ], '2');
+    const releases = () => sent.filter((s) => s.target.workflowId?.startsWith('job/orphan-pod/'));
+    expect(releases().map((s) => [s.target.workflowId, s.target.kind, s.target.uid, (s.event as unknown as { why: string }).why])).toEqual([
+      ['job/orphan-pod/a/orphan', 'Pod', 'p-orphan', expect.stringMatching(/no controller/)],
+      ['job/orphan-pod/a/dangling', 'Pod', 'p-dangling', expect.stringMatching(/Job gone \(uid j-gone\) is gone/)],
+    ]);
+    sent.length = 0;
+    // an unchanged relist sends nothing again; the garbage collector deleting the live one does
+    h(RESOURCES.pods).relisted([pod('orphan', { app: 'z' }, { held: true }), pod('alive', { app: 'z' }, { job: 'gone', held: true })], '3');
+    expect(releases()).toHaveLength(0);
+    h(RESOURCES.pods).event('MODIFIED', pod('alive', { app: 'z' }, { job: 'gone', held: true, deleting: true, rv: '4' }));
+    expect(releases().map((s) => s.target.workflowId)).toEqual(['job/orphan-pod/a/alive']);
   });
 });
