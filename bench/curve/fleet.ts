@@ -1,7 +1,7 @@
 import { ManagedProcess } from '../lib/managers';
 import { PodWatch } from '../lib/pods';
-import { openWatches } from '../lib/prom';
-import { informerAttempt, informerHolderPid } from '../lib/temporal';
+import { apiCallsByVerb, openWatches } from '../lib/prom';
+import { informerAttempt, informerHolderPid, queueProfile } from '../lib/temporal';
 import { warmUp } from '../lib/workloads';
 import { sleep, waitFor } from '../lib/util';
 import { createFleet, fleetNames, perturbFleet, timeCatchUp } from '../scenarios/fleet';
@@ -104,6 +104,7 @@ export const fleetCurve: Scenario = {
       await perturbFleet(rest, ctx.ns, size, i);
       const running: ManagedProcess[] = [];
       const window = await ctx.openWindow(() => running);
+      const windowAt = Date.now();
       const attempt0 = ctx.subject === 'ours' ? await informerAttempt(ctx.temporal, ctx.taskQueue).catch(() => undefined) : undefined;
       let mostWatching = 0;
       const sampleWatchers = async () => {
@@ -137,6 +138,10 @@ export const fleetCurve: Scenario = {
         out[key('mostReplicasWatching')] = mostWatching;
       }
       ctx.log(`${replicas} replica(s): converged ${cu.convergedMs} ms, last write ${cu.lastWriteMs} ms, CPU ${use.cpuSeconds.toFixed(1)} s`);
+      if (ctx.subject === 'ours') {
+        ctx.log(`API calls by verb and resource: ${(await Promise.all(running.map((p) => apiCallsByVerb(p.port)))).join(' / ')}`);
+        ctx.log(`workflows since the start: ${await queueProfile(ctx.temporal, ctx.taskQueue, windowAt)}`);
+      }
       if (ctx.subject === 'ours' && i === rounds.length - 1 && replicas >= 2) Object.assign(out, await failoverAtSize(ctx, running));
       previous = running;
     }
