@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { ResolvedKubeconfig } from '../activities/kube/kubeconfig';
+import { Context } from '@temporalio/activity';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { DefaultLogger, InjectedSinks, NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -14,6 +15,7 @@ import { WORKFLOWS_ENTRY, freshPrebuiltBundle } from './workflow-bundle';
 import { configureInformersSignal, informerWorkflow, informerWorkflowId, InformerWorkflowInput, legacyInformerWorkflowId } from '../workflows/informer';
 import { controllerTaskQueue, informerTaskQueue } from '../workflows/runtime/task-queues';
 import type { KcmSinks } from '../workflows/runtime/sinks';
+import { LOCAL_ECHO_KEY, type LocalEcho } from '../workflows/runtime/local-io';
 import type { RunOptions } from '../starter/run-options';
 import { loadTemporalTls } from '../starter/run-options';
 import { ActivityMap, ControllerDeps, ControllerDescriptor, concurrencyOf } from './descriptor';
@@ -23,6 +25,14 @@ import { Metrics, resourceOfPath } from './metrics';
 import { ensureSearchAttributes } from './search-attributes';
 import { createSharedThreadWorker, sharingSupported } from './shared-workflow-threads';
 
+function runningLocally(): boolean {
+  try {
+    return Context.current().info.isLocal;
+  } catch {
+    return false; // not inside an activity (unit tests call activities directly)
+  }
+}
+
 export interface Manager {
   /** resolves when every worker has stopped */
   running: Promise<void>;
@@ -31,13 +41,18 @@ export interface Manager {
 }
 
 
-/** Count failures per activity name, so `kcm_activity_errors_total` shows what keeps failing. */
+/**
+ * Count failures per activity name, so `kcm_activity_errors_total` shows what keeps failing; and a
+ * local run hands back its input with its result, as its marker records no input
+ * (workflows/runtime/local-io.ts says why).
+ */
 function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(acts: T, metrics: Metrics): T {
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(acts)) {
     out[name] = async (...args: never[]) => {
       try {
-        return await fn(...args);
+        const result = await fn(...args);
+        return runningLocally() ? ({ [LOCAL_ECHO_KEY]: true, input: args[0], result } satisfies LocalEcho) : result;
       } catch (e) {
         const reason = (e as { type?: string }).type ?? (e as Error).name ?? 'Error';
         metrics.activityErrorsTotal.inc({ activity: name, reason });
@@ -180,6 +195,8 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       taskQueue: controllerTaskQueue(opts.taskQueue, d.short),
       activities,
       maxConcurrentActivityTaskExecutions: Math.max(1, syncs),
+      // a local activity runs under its workflow task: these bound that controller's API work as the activities' slots do
+      maxConcurrentLocalActivityExecutions: Math.max(1, syncs),
       maxConcurrentWorkflowTaskExecutions: Math.max(2, syncs),
     }, allActivityNames, opts.workflowStackTraces));
   }

@@ -1,10 +1,12 @@
 import { Context } from '@temporalio/activity';
 import type { KubeRest } from './rest';
 
-/** Heartbeats the running activity; a no-op outside one (unit tests call activities directly). */
+/** Heartbeats the running activity; a no-op outside one (unit tests call activities directly) and in a local one. */
 export function heartbeat(details?: unknown): void {
   try {
-    Context.current().heartbeat(details);
+    const ctx = Context.current();
+    // a local activity cannot heartbeat: its workflow task's timeout covers a dead worker
+    if (!ctx.info.isLocal) ctx.heartbeat(details);
   } catch {
     /* not inside an activity */
   }

@@ -66,6 +66,15 @@ interface Component {
   healthy(ctx: Ctx): Promise<boolean>;
 }
 
+/**
+ * The dev server keeps everything in one SQLite file behind a single history shard, so every
+ * history write of every workflow queues for that file. SQLite's defaults (a rollback journal,
+ * synchronous=FULL) sync the file several times per commit; with a write-ahead log and
+ * synchronous=NORMAL a commit survives a crash of the server process (its data is in the log)
+ * and is synced at checkpoints only, which is what a local stack needs.
+ */
+export const SQLITE_PRAGMAS = ['journal_mode=WAL', 'synchronous=NORMAL'];
+
 const kubeconfigPath = (dataDir: string, who: string) => path.join(dataDir, `${who}.kubeconfig`);
 
 const COMPONENTS: Component[] = [
@@ -105,6 +114,7 @@ const COMPONENTS: Component[] = [
       '--http-port', String(ports.temporalHttp),
       '--metrics-port', String(ports.temporalMetrics),
       '--db-filename', path.join(dataDir, 'temporal', 'temporal.db'),
+      ...SQLITE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]),
       '--namespace', 'default',
       '--log-level', 'warn',
     ],

@@ -7,6 +7,8 @@
  * redaction.ts.
  */
 import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
+import { isLocalEcho } from '../../workflows/runtime/local-io';
+
 import {
   attrsOf,
   decodePayload,
@@ -21,6 +23,9 @@ import {
   type RunHistory,
 } from './history';
 import { MAX_VALUE_CHARS, isObj, safeString, summarizeFields, type Obj } from './redaction';
+
+/** The marker a local activity is recorded as (the SDK's core names it so). */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
 export type EntryKind =
   | 'started'
@@ -260,6 +265,40 @@ function readRun(run: RunHistory): RunResult {
     return n;
   };
 
+  /**
+   * A local activity (workflows/runtime/local-io.ts) is one marker: its type and attempt in
+   * `data`, and in `result` the input echoed with the result by the worker, or a failure.
+   */
+  const addLocalActivity = (e: HistoryEventJson, a: Record<string, unknown>, details: Record<string, { payloads?: PayloadJson[] }>) => {
+    const data = decodePayload(details.data?.payloads?.[0]);
+    const name = isObj(data) && typeof data.activity_type === 'string' ? data.activity_type : '?';
+    const attempts = isObj(data) && typeof data.attempt === 'number' ? data.attempt : 1;
+    const out = decodePayload(details.result?.payloads?.[0]);
+    const echoed = isLocalEcho(out) ? out : undefined;
+    const input = echoed?.input;
+    const reason = reasonOf(input);
+    const read = isReadActivity(name);
+    const outcome: ActivityOutcome = { status: 'ok', attempts, closedAt: isoMs(e.eventTime) };
+    const entry = add(e, read ? 'read' : 'decided+wrote', '', {
+      activity: {
+        name,
+        ...(reason !== undefined ? { reason: safeString(reason, 'reason', MAX_VALUE_CHARS) } : {}),
+        input: summarizeActivityInput(input, read),
+        outcome,
+      },
+    });
+    // with the regular ones: described with them, and the last of them says whether the object is failing
+    activities.set(`local-${String(e.eventId)}`, { entry, activityId: '' });
+    if (a.failure) {
+      outcome.status = 'failed';
+      outcome.summary = failureText(a.failure);
+      entry.alert = true;
+      note(e, 'activity', outcome.summary, { activity: name, attempts });
+    } else {
+      outcome.summary = summarizeFields(echoed ? echoed.result : out, SUCCESS_FLAGS);
+    }
+  };
+
   for (const e of run.events) {
     const a = attrsOf(e);
     const t = typeOf(e);
@@ -343,6 +382,10 @@ function readRun(run: RunHistory): RunResult {
       }
       case 'MARKER_RECORDED': {
         const details = (a.details ?? {}) as Record<string, { payloads?: PayloadJson[] }>;
+        if (a.markerName === LOCAL_ACTIVITY_MARKER) {
+          addLocalActivity(e, a, details);
+          break;
+        }
         const patch = decodePayload(details['patch-data']?.payloads?.[0] ?? details['patch_id']?.payloads?.[0]);
         const id = isObj(patch) && typeof patch.id === 'string' ? patch.id : typeof patch === 'string' ? patch : undefined;
         add(e, 'marker', a.markerName === 'core_patch' && id ? `patched ${safeString(id)}` : `marker ${safeString(String(a.markerName ?? '?'))}`);

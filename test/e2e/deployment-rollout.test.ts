@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { KubeObject } from '../../activities/kube/projections';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
-import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { ManagerProcess, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 
 /** Rolling-update invariants, durable progress deadlines and replica failover for Deployments. */
@@ -93,8 +93,7 @@ test('kill -9 of a replica during a 100-replica rollout: it completes with corre
     return n >= 10 && n <= 80;
   }, 60_000, 25);
   // kill the replica that last ran this Deployment's work (else the first)
-  const d = await client.workflow.getHandle(`deployment/${ns}/big`).describe();
-  const pid = Number(/-(\d+)$/.exec(d.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '')?.[1]);
+  const pid = await pidWorkingOn(client, `deployment/${ns}/big`);
   const victim = managers.find((m) => m.pid === pid) ?? managers[0];
   const killedAt = Date.now();
   await victim.kill('SIGKILL');

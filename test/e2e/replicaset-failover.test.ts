@@ -4,7 +4,7 @@ import { stopProcess } from '../../starter/local/processes';
 import { up } from '../../starter/local/stack';
 import { TEST_DATA_DIR } from '../support/stack';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
-import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { ManagerProcess, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 
 /**
@@ -33,14 +33,6 @@ afterAll(async () => {
   await connection?.close();
 });
 
-/** The replica (by pid) that last picked up a pending activity of this workflow. */
-async function pidRunningActivityOf(workflowId: string): Promise<number | undefined> {
-  const d = await client.workflow.getHandle(workflowId).describe();
-  const identity = d.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '';
-  const pid = Number(/-(\d+)$/.exec(identity)?.[1]);
-  return Number.isFinite(pid) ? pid : undefined;
-}
-
 const owned = (pods: PodObject[], uid: string) => pods.filter((p) => controllerUid(p) === uid && !p.metadata.deletionTimestamp);
 
 test('kill -9 of the replica creating pods mid scale-up to 200: exactly 200 pods, none orphaned, resumed within seconds', async () => {
@@ -57,10 +49,11 @@ test('kill -9 of the replica creating pods mid scale-up to 200: exactly 200 pods
   const workflowId = `replicaset/${ns}/big`;
 
   // wait until the scale-up is well under way, then kill whichever replica runs the create batch
+  // (a local activity: the replica with the workflow's open task)
   const { victim, atKill } = await eventually('scale-up under way with a createPods running', async () => {
     const count = owned(await listPods(rest, ns, 'app=big'), rs.metadata.uid).length;
     if (count < 15 || count >= 150) return undefined;
-    const pid = await pidRunningActivityOf(workflowId);
+    const pid = await pidWorkingOn(client, workflowId);
     const m = managers.find((x) => x.pid === pid);
     return m ? { victim: m, atKill: count } : undefined;
   }, 60_000, 50);

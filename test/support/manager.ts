@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import type { Client } from '@temporalio/client';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PortAllocator } from '../../starter/local/ports';
@@ -116,4 +117,28 @@ export class OurReplicas {
     await upstream.stop();
     await this.stop();
   }
+}
+
+/**
+ * The pid of the replica doing a workflow's work now: the one running its pending activity; else,
+ * as the replicaset and deployment controllers call the API from local activities, which run
+ * inside a workflow task, the one that started its open workflow task, or failing that its last
+ * one (the replica it is sticky to, which runs its next task). Undefined before any task ran.
+ */
+export async function pidWorkingOn(client: Client, workflowId: string): Promise<number | undefined> {
+  const handle = client.workflow.getHandle(workflowId);
+  const pidOf = (identity: string | null | undefined) => {
+    const pid = Number(/-(\d+)$/.exec(identity ?? '')?.[1]);
+    return Number.isFinite(pid) && pid > 0 ? pid : undefined;
+  };
+  const d = await handle.describe();
+  const activity = pidOf(d.raw.pendingActivities?.[0]?.lastWorkerIdentity);
+  if (activity !== undefined) return activity;
+  let open: string | undefined;
+  let last: string | undefined;
+  for (const e of (await handle.fetchHistory()).events ?? []) {
+    if (e.workflowTaskStartedEventAttributes) open = last = e.workflowTaskStartedEventAttributes.identity ?? undefined;
+    else if (e.workflowTaskCompletedEventAttributes || e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes) open = undefined;
+  }
+  return pidOf(open ?? last);
 }

@@ -248,3 +248,16 @@ describe('the command line', () => {
     expect(err).toBeInstanceOf(CommanderError);
   });
 });
+
+describe('a ReplicaSet whose API calls are local activities (replicaset-local-io-0)', () => {
+  const t = buildTimeline([fixture('replicaset-local-io-0')]);
+
+  test('each local activity marker reads as the activity it ran, with its reason and outcome', () => {
+    const w = writes(t.entries, ['createPods', 'updateReplicaOwnerStatus']);
+    expect(w.map((e) => e.activity?.name).slice(0, 4)).toEqual(['createPods', 'updateReplicaOwnerStatus', 'updateReplicaOwnerStatus', 'createPods']);
+    expect(w[0].activity?.reason).toBe('scale up 0->1: slow-start batch 1 of 1');
+    expect(w.every((e) => e.kind === 'decided+wrote' && e.activity?.outcome.status === 'ok')).toBe(true);
+    expect(w[0].activity?.outcome.summary).toMatch(/created/);
+    expect(t.entries.some((e) => e.kind === 'marker' && e.what.includes('core_local_activity'))).toBe(false);
+  });
+});

@@ -112,6 +112,33 @@ describe('runObjectLoop on the Temporal dev server', () => {
     for (let i = 1; i <= failures; i++) expect(at[i] - at[i - 1]).toBeGreaterThanOrEqual(expected[i - 1] - 5);
   });
 
+  test('signal-driven reconciles keep one resync timer; a requeue asked for before a signal still fires', async () => {
+    const name = 'timers';
+    world.set(name, { uid: 'u-timers' });
+    const h = await start(name, { uid: 'u-timers', tuning: { resyncMs: 3_600_000 } });
+    await eventually('the first reconcile', () => callsOf(name).length >= 1);
+    for (let i = 1; i <= 3; i++) {
+      await signalEvent(h, `e${i}`);
+      await eventually(`reconcile ${i + 1}`, () => callsOf(name).length >= i + 1);
+    }
+    // a requeue in 1.5 s, then a signal before it: the signal's reconcile asks for nothing, the requeue still comes
+    world.set(name, { uid: 'u-timers', requeueMs: 1500 });
+    await signalEvent(h, 'requeue');
+    await eventually('the requeueing reconcile', () => callsOf(name).length >= 5);
+    world.set(name, { uid: 'u-timers' });
+    await signalEvent(h, 'quiet');
+    await eventually('the signal\'s reconcile', () => callsOf(name).length >= 6);
+    await eventually('the requeue firing all the same', () => callsOf(name).length >= 7, 10_000);
+    await finish(h, name);
+
+    const events = await historyOf(h.workflowId, h.firstExecutionRunId);
+    const started = ofType(events, EventType.EVENT_TYPE_TIMER_STARTED).map((e) => tsToMs(e.timerStartedEventAttributes!.startToFireTimeout));
+    // one resync timer for every signal-driven turn, one for the requeue; none ever cancelled
+    expect(started).toEqual([3_600_000, 1500]);
+    expect(ofType(events, EventType.EVENT_TYPE_TIMER_CANCELED)).toHaveLength(0);
+    expect(ofType(events, EventType.EVENT_TYPE_TIMER_FIRED)).toHaveLength(1);
+  });
+
   test('an episode that finishes while signals are pending reconciles them first; a quiet one just ends', async () => {
     const name = 'episode';
     world.set(name, { uid: 'u-episode', done: true, holdMs: 1500 });

@@ -1,4 +1,4 @@
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { patched } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../../activities/deployment/activities';
 import { claimAll } from '../common/controller-ref';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
@@ -8,6 +8,7 @@ import { resolveCreateConflict } from './sync';
 import { findNewReplicaSet } from './util';
 import { deploymentRef } from './types';
 import { API_BATCHES } from '../runtime/activity-options';
+import { objectIo } from '../runtime/local-io';
 import { type CacheFloor, type DeploymentObservation, floorAfterRead, floorAfterWrite, newerSnapshot, snapshotServes } from './cache';
 
 /**
@@ -46,7 +47,7 @@ export interface DeploymentWorkflowInput {
 
 const MAX_IMMEDIATE_ROUNDS = 50;
 
-const io = proxyActivities<DeploymentActivities>(API_BATCHES);
+const io = objectIo<DeploymentActivities>(API_BATCHES);
 
 /** One Deployment: rolls its ReplicaSets toward spec.template and keeps its status and conditions true. */
 export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promise<void> {

@@ -1,4 +1,3 @@
-import { proxyActivities } from '@temporalio/workflow';
 import { podsForRanking, statusForGates, type ReplicaOwnerGate } from './gates';
 import type { ReplicaActivities } from '../../activities/replicaset/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
@@ -17,6 +16,7 @@ import {
 import type { ManageError, PodSummary, ReplicaOwner, ReplicaOwnerKind } from './types';
 import { newerVersion } from '../common/resource-version';
 import { POD_BATCHES } from '../runtime/activity-options';
+import { objectIo } from '../runtime/local-io';
 
 /** What the informer router sends one owner's workflow; several events for one key arrive merged. */
 export interface ReplicaOwnerEvent {
@@ -67,7 +67,7 @@ export interface ReplicaOwnerWorkflowInput {
 
 
 // every activity here heartbeats per API call, so a replica killed mid-batch is noticed in seconds
-const io = proxyActivities<ReplicaActivities>(POD_BATCHES);
+const io = objectIo<ReplicaActivities>(POD_BATCHES);
 
 /** One ReplicaSet or ReplicationController: keeps spec.replicas pods alive and its status true. */
 export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Promise<void> {

@@ -16,6 +16,7 @@ import {
 } from '@temporalio/workflow';
 import { SA_LAST_ERROR } from '../search-attributes';
 import { taskQueueToMoveTo } from './task-queues';
+import { WakeTimers } from './wake-timers';
 import type { KcmSinks, ReconcileOutcome } from './sinks';
 
 /** Every per-object workflow receives informer events on this one signal name. */
@@ -143,6 +144,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   /** the error text last published as memo and search attribute */
   let publishedError: string | undefined;
   let nextWakeAt: number | undefined;
+  const timers = new WakeTimers();
 
   setHandler(defineQuery<LoopState>(STATE_QUERY), () => {
     const info = workflowInfo();
@@ -252,6 +254,18 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       await makeContinueAsNewFunc<(...args: unknown[]) => Promise<void>>({ taskQueue: moveTo })(...loop.continueAsNewArgs());
     }
 
+    // Histories before kept timers started one per wait and cancelled it when a signal came first.
+    if (patched('kept-wake-timers')) {
+      const now = Date.now();
+      if (nextWakeAt !== undefined && nextWakeAt <= now) due = true;
+      else {
+        if (nextWakeAt !== undefined) timers.wakeAt(nextWakeAt, now);
+        await condition(() => pending.length > 0 || pauseChanged || timers.hasFired);
+        if (timers.takeFired()) due = true;
+      }
+      nextWakeAt = timers.nextAt;
+      continue;
+    }
     const signalled = await condition(() => pending.length > 0 || pauseChanged, waitMs);
     if (!signalled) due = true;
     else if (pauseChanged && paused) {

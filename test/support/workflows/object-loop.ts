@@ -19,6 +19,8 @@ export interface ProbeObservation {
   done?: boolean;
   /** the observation takes this long (a signal can arrive meanwhile) */
   holdMs?: number;
+  /** the reconcile asks to run again after this long */
+  requeueMs?: number;
 }
 
 export interface ProbeActivities {
@@ -71,6 +73,7 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
       await id.handOverIfNew(seen.uid);
       id.learn(seen.uid);
       if (seen.fail) return { failed: true, error: seen.fail };
+      if (seen.requeueMs !== undefined) return { requeueAfterMs: seen.requeueMs };
       return seen.done ? { finished: true } : {};
     },
     continueAsNewArgs: () => [{ ...input, uid: id.uid, applied, generation: generation + 1 } satisfies ProbeInput],

@@ -1,0 +1,49 @@
+import { sleep } from '@temporalio/workflow';
+
+/*
+ * The object loop's timers (resync, requeue, backoff), kept instead of re-made at every turn.
+ *
+ * A wait of `condition(fn, ms)` starts a timer and, when a signal ends the wait first, cancels
+ * it: two history events and two commands at every signal-driven reconcile, about a quarter of
+ * a reconcile's events in the restart catch-up. Here a timer, once started, runs to its end and is
+ * never cancelled; a wake wanted at or after one already pending needs no timer of its own. As
+ * upstream's delaying queue keeps the earliest time asked for a key, the earliest pending timer
+ * wins: a requeue asked for before a signal still fires (one more reconcile, never one fewer).
+ */
+
+/** Does a wake at `wantAt` need a timer of its own, with these fire times pending? (pure) */
+export function needsTimer(pendingAt: readonly number[], wantAt: number): boolean {
+  return !pendingAt.some((at) => at <= wantAt);
+}
+
+export class WakeTimers {
+  private readonly pendingAt: number[] = [];
+  private fired = false;
+
+  /** Asks to be woken at `at` (ms, workflow time); starts a timer only if none pending fires by then. */
+  wakeAt(at: number, now: number): void {
+    if (!needsTimer(this.pendingAt, at)) return;
+    this.pendingAt.push(at);
+    void sleep(Math.max(1, at - now)).then(() => {
+      this.pendingAt.splice(this.pendingAt.indexOf(at), 1);
+      this.fired = true;
+    }, () => undefined); // only a cancelled workflow cancels it, and then nothing waits for it
+  }
+
+  /** True once after any timer fired (the loop reconciles then). */
+  takeFired(): boolean {
+    const f = this.fired;
+    this.fired = false;
+    return f;
+  }
+
+  /** Whether a timer fired and was not taken yet, for the loop's wait condition. */
+  get hasFired(): boolean {
+    return this.fired;
+  }
+
+  /** When the earliest pending timer fires, if any. */
+  get nextAt(): number | undefined {
+    return this.pendingAt.length ? Math.min(...this.pendingAt) : undefined;
+  }
+}
