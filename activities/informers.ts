@@ -56,6 +56,11 @@ export function createInformerActivities(deps: InformerDeps) {
         .map((routes) => routes({ input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue }))
         .filter((f): f is RouteFamily => f !== undefined);
 
+      const sizes = () => Object.assign(cache.sizes(), ...families.map((f) => f.sizes?.() ?? {})) as Record<string, number>;
+      // The heartbeat keeps its own clock, from the start: discovery on a busy API server, or a flush
+      // of thousands of signals to a busy Temporal server, can take seconds, and a heartbeat missed
+      // that long would move the watch to another replica while this one still runs it.
+      const beat = setInterval(() => ctx.heartbeat(sizes()), Math.max(100, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 4000) / 4)));
       cache.start(signal);
       deps.local?.attach(cache);
       // resources discovered at run time join the cache (metadata-only unless a route reads them in full)
@@ -74,13 +79,8 @@ export function createInformerActivities(deps: InformerDeps) {
       log.info({ controllers: input.controllers, resources: cache.paths.length }, 'informers started');
       let lastDiscovery = Date.now();
 
-      const sizes = () => Object.assign(cache.sizes(), ...families.map((f) => f.sizes?.() ?? {})) as Record<string, number>;
       let lastStats = Date.now();
       const periodic = families.flatMap((f) => (f.periodic ? [{ ...f.periodic, last: Date.now() }] : []));
-      // The heartbeat keeps its own clock: a flush of thousands of signals to a busy Temporal server can
-      // hold the pump for seconds, and a heartbeat missed that long would move the watch to another
-      // replica while this one still runs it. The SDK sends at most one per 80% of the timeout.
-      const beat = setInterval(() => ctx.heartbeat(sizes()), Math.max(100, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 4000) / 4)));
       const pump = (async () => {
         while (!signal.aborted) {
           for (const p of periodic) {

@@ -217,6 +217,10 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     activities: informerActivities,
     identity: instance,
     maxConcurrentActivityTaskExecutions: 1,
+    // The SDK sends a heartbeat at most once per 80% of the timeout, which at the 3 s default left
+    // 0.6 s for the send and the server's write: a replica busy starting every controller lost its
+    // watch to its own heartbeat every few seconds. A third of the timeout leaves two thirds.
+    maxHeartbeatThrottleInterval: Math.max(100, Math.floor(opts.informerHeartbeatTimeoutMs / 3)),
   }));
 
   const runs = workers.map((w) => w.run());

@@ -29,14 +29,25 @@ afterAll(async () => {
   await connection?.close();
 });
 
-/** Worker identities (`<host>-<pid>`) that started this workflow's activities, over its current run. */
+/**
+ * Worker identities (`<host>-<pid>`) that ran this workflow's API calls over its current run: those
+ * that started its activities, and those that completed a workflow task recording a local activity
+ * (the replicaset and deployment controllers call the API from local activities, run by the worker
+ * of the task that asks for them).
+ */
 async function activityWorkerPids(workflowId: string): Promise<Set<number>> {
   const pids = new Set<number>();
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  for (const e of history.events ?? []) {
-    const identity = e.activityTaskStartedEventAttributes?.identity;
+  const add = (identity: string | null | undefined) => {
     const pid = Number(/-(\d+)$/.exec(identity ?? '')?.[1]);
-    if (Number.isFinite(pid)) pids.add(pid);
+    if (Number.isFinite(pid) && pid > 0) pids.add(pid);
+  };
+  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const taskCompletedBy = new Map<string, string | null | undefined>();
+  for (const e of events) {
+    add(e.activityTaskStartedEventAttributes?.identity);
+    if (e.workflowTaskCompletedEventAttributes) taskCompletedBy.set(String(e.eventId), e.workflowTaskCompletedEventAttributes.identity);
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_local_activity') add(taskCompletedBy.get(String(marker.workflowTaskCompletedEventId)));
   }
   return pids;
 }
