@@ -8,7 +8,6 @@
  */
 import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { isLocalEcho } from '../../workflows/runtime/local-io';
-
 import {
   attrsOf,
   decodePayload,

@@ -63,11 +63,13 @@ test('a ReplicaSet\'s workflow is found by its search attributes and its history
   await page.getByRole('link', { name: workflowId }).click();
   await page.waitForURL(/\/history/);
 
-  const scheduled = (activity: string) => page.locator('tr', { hasText: 'Activity Task Scheduled' }).filter({ hasText: activity });
+  // the replicaset controller calls the API from local activities: the UI lists each as "Local
+  // Activity" with its type, and its result holds the input the worker echoed (local-io.ts)
+  const scheduled = (activity: string) => page.locator('tr', { hasText: 'Local Activity' }).filter({ hasText: activity });
   await scheduled('deletePods').first().waitFor({ timeout: 30_000 });
   expect(await scheduled('createPods').count()).toBeGreaterThanOrEqual(1);
 
-  // expanding an event shows its input, and the input says why
+  // expanding one shows the input the worker echoed with its result, and the input says why
   await scheduled('deletePods').first().click();
   await page.getByText(/scale down 2->1: 1 chosen by upstream's deletion order/).first().waitFor({ timeout: 10_000 });
   await scheduled('createPods').last().click();

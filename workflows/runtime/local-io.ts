@@ -14,7 +14,8 @@ import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
  *
  * What it keeps: a marker records a local activity's result but not its input, while the history
  * must keep saying why (DESIGN 7, and `why` reads it). So the worker hands back, for a local run,
- * `{ input, result }` (LOCAL_ECHO_KEY below; workers/activity-echo.ts), and this proxy unwraps it.
+ * `{ input, result }` (LOCAL_ECHO_KEY below; `instrument` in workers/manager.ts), and this proxy
+ * unwraps it.
  *
  * Histories recorded before this existed scheduled regular activities at these points: the patch
  * makes their replay take the same path, and a run switches at its first live call after upgrade.

@@ -255,14 +255,12 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     }
 
     // Histories before kept timers started one per wait and cancelled it when a signal came first.
+    // A wake due now still waits on a (1 ms) timer, as `condition(fn, 0)` did: a reconcile that
+    // keeps asking for another at once without calling an activity must not spin in one task.
     if (patched('kept-wake-timers')) {
-      const now = Date.now();
-      if (nextWakeAt !== undefined && nextWakeAt <= now) due = true;
-      else {
-        if (nextWakeAt !== undefined) timers.wakeAt(nextWakeAt, now);
-        await condition(() => pending.length > 0 || pauseChanged || timers.hasFired);
-        if (timers.takeFired()) due = true;
-      }
+      if (nextWakeAt !== undefined) timers.wakeAt(nextWakeAt, Date.now());
+      await condition(() => pending.length > 0 || pauseChanged || timers.hasFired);
+      if (timers.takeFired()) due = true;
       nextWakeAt = timers.nextAt;
       continue;
     }
