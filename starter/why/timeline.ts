@@ -7,7 +7,7 @@
  * redaction.ts.
  */
 import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
-import { isLocalEcho } from '../../workflows/runtime/local-io';
+import { LOCAL_ACTIVITY_MARKER, isLocalEcho } from '../../workflows/runtime/local-io';
 import {
   attrsOf,
   decodePayload,
@@ -22,9 +22,6 @@ import {
   type RunHistory,
 } from './history';
 import { MAX_VALUE_CHARS, isObj, safeString, summarizeFields, type Obj } from './redaction';
-
-/** The marker a local activity is recorded as (the SDK's core names it so). */
-const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
 export type EntryKind =
   | 'started'

@@ -1,9 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
 import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
+import { LOCAL_ACTIVITY_MARKER } from '../../workflows/runtime/local-io';
 import { informerWorkflow, legacyInformerWorkflowId } from '../../workflows/informer';
 import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
-import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
+import { ManagerProcess, metricValue, pidOfIdentity, startManagerProcess } from '../support/manager';
 import { cleanNamespace, controllerUid, listPods, testRest } from '../support/kube';
 
 /**
@@ -38,8 +39,8 @@ afterAll(async () => {
 async function activityWorkerPids(workflowId: string): Promise<Set<number>> {
   const pids = new Set<number>();
   const add = (identity: string | null | undefined) => {
-    const pid = Number(/-(\d+)$/.exec(identity ?? '')?.[1]);
-    if (Number.isFinite(pid) && pid > 0) pids.add(pid);
+    const pid = pidOfIdentity(identity);
+    if (pid !== undefined) pids.add(pid);
   };
   const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
   const taskCompletedBy = new Map<string, string | null | undefined>();
@@ -47,7 +48,7 @@ async function activityWorkerPids(workflowId: string): Promise<Set<number>> {
     add(e.activityTaskStartedEventAttributes?.identity);
     if (e.workflowTaskCompletedEventAttributes) taskCompletedBy.set(String(e.eventId), e.workflowTaskCompletedEventAttributes.identity);
     const marker = e.markerRecordedEventAttributes;
-    if (marker?.markerName === 'core_local_activity') add(taskCompletedBy.get(String(marker.workflowTaskCompletedEventId)));
+    if (marker?.markerName === LOCAL_ACTIVITY_MARKER) add(taskCompletedBy.get(String(marker.workflowTaskCompletedEventId)));
   }
   return pids;
 }

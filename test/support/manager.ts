@@ -119,6 +119,12 @@ export class OurReplicas {
   }
 }
 
+/** The pid in a worker identity (`<host>-<pid>`, as `run` names its workers), if there is one. */
+export function pidOfIdentity(identity: string | null | undefined): number | undefined {
+  const pid = Number(/-(\d+)$/.exec(identity ?? '')?.[1]);
+  return Number.isFinite(pid) && pid > 0 ? pid : undefined;
+}
+
 /**
  * The pid of the replica doing a workflow's work now: the one running its pending activity; else,
  * as the replicaset and deployment controllers call the API from local activities, which run
@@ -127,12 +133,8 @@ export class OurReplicas {
  */
 export async function pidWorkingOn(client: Client, workflowId: string): Promise<number | undefined> {
   const handle = client.workflow.getHandle(workflowId);
-  const pidOf = (identity: string | null | undefined) => {
-    const pid = Number(/-(\d+)$/.exec(identity ?? '')?.[1]);
-    return Number.isFinite(pid) && pid > 0 ? pid : undefined;
-  };
   const d = await handle.describe();
-  const activity = pidOf(d.raw.pendingActivities?.[0]?.lastWorkerIdentity);
+  const activity = pidOfIdentity(d.raw.pendingActivities?.[0]?.lastWorkerIdentity);
   if (activity !== undefined) return activity;
   let open: string | undefined;
   let last: string | undefined;
@@ -140,5 +142,5 @@ export async function pidWorkingOn(client: Client, workflowId: string): Promise<
     if (e.workflowTaskStartedEventAttributes) open = last = e.workflowTaskStartedEventAttributes.identity ?? undefined;
     else if (e.workflowTaskCompletedEventAttributes || e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes) open = undefined;
   }
-  return pidOf(open ?? last);
+  return pidOfIdentity(open ?? last);
 }

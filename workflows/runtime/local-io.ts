@@ -23,6 +23,9 @@ import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 
 export const LOCAL_IO_PATCH = 'local-io';
 
+/** The marker a local activity is recorded as (the SDK's core names it so). */
+export const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+
 /** Marks a local activity's echoed result so the proxy unwraps only what the worker wrapped. */
 export const LOCAL_ECHO_KEY = 'kcm.localActivity';
 
