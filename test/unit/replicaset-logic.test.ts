@@ -23,6 +23,9 @@ import {
   planReplicas,
   podFromTemplate,
   podName,
+  podSeq,
+  SEQ_CATCH_UP_WINDOW,
+  seqAfterNames,
   podTemplateError,
   rankPodsForDeletion,
   slowStartBatches,
@@ -856,5 +859,41 @@ describe('nextAvailabilityCheck', () => {
     const s = calculateStatus(o, pods, pods, undefined, NOW);
     expect(nextAvailabilityCheck(o, pods, NOW, s)).toBe(6 * SEC);
     expect(nextAvailabilityCheck(o, pods, NOW, { readyReplicas: 1, availableReplicas: 1 })).toBeUndefined();
+  });
+});
+
+describe('podSeq and seqAfterNames', () => {
+  test('podSeq inverts podName for every owner, base length and seq', () => {
+    const long = 'x'.repeat(70);
+    for (const uid of [OWNER_UID, 'f47ac10b-58cc-4372-a567-0e02b2c3d479', '']) {
+      for (const name of ['web', long]) {
+        for (const s of [0, 1, 2, 999, 65_535, 14_348_906]) expect(podSeq(name, uid, podName(name, uid, s))).toBe(s);
+      }
+    }
+  });
+
+  test('a name that is not one of the owner\'s generated names decodes to nothing', () => {
+    expect(podSeq('web', OWNER_UID, 'web-8lg5')).toBeUndefined(); // too short
+    expect(podSeq('web', OWNER_UID, 'api-8lg56')).toBeUndefined(); // another base
+    expect(podSeq('web', OWNER_UID, 'web-8lg5a')).toBeUndefined(); // 'a' is not in the alphabet
+  });
+
+  test('pods created by a task whose counter advance was lost move the counter past them', () => {
+    // a failed workflow task created seqs 0..2; its retry saw the pods and created none
+    const names = [0, 1, 2].map((s) => podName('web', OWNER_UID, s));
+    expect(seqAfterNames(0, 'web', OWNER_UID, names)).toBe(3);
+    expect(seqAfterNames(0, 'web', OWNER_UID, [names[2]])).toBe(3);
+    // names behind the counter leave it where it is
+    expect(seqAfterNames(5, 'web', OWNER_UID, names)).toBe(5);
+    expect(seqAfterNames(3, 'web', OWNER_UID, ['web-abcde', 'api-8lg56'])).toBe(3);
+  });
+
+  test('a name far ahead of the counter (an adopted pod) does not move it; the window is placed in the counter\'s lap', () => {
+    expect(seqAfterNames(0, 'web', OWNER_UID, [podName('web', OWNER_UID, SEQ_CATCH_UP_WINDOW)])).toBe(0);
+    expect(seqAfterNames(0, 'web', OWNER_UID, [podName('web', OWNER_UID, SEQ_CATCH_UP_WINDOW - 1)])).toBe(SEQ_CATCH_UP_WINDOW);
+    const space = 27 ** 5;
+    // past one wrap, seq space + 3 names the same pod as seq 3
+    expect(seqAfterNames(space + 1, 'web', OWNER_UID, [podName('web', OWNER_UID, 3)])).toBe(space + 4);
+    expect(seqAfterNames(space - 2, 'web', OWNER_UID, [podName('web', OWNER_UID, 1)])).toBe(space + 2);
   });
 });

@@ -454,6 +454,17 @@ function feistel24(x: number, keys: readonly number[]): number {
   return (left << HALF_BITS) | right;
 }
 
+function feistel24Inverse(y: number, keys: readonly number[]): number {
+  let left = y >>> HALF_BITS;
+  let right = y & HALF_MASK;
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const previous = right ^ (fmix32((left ^ keys[i]) >>> 0) & HALF_MASK);
+    right = left;
+    left = previous;
+  }
+  return (left << HALF_BITS) | right;
+}
+
 /**
  * Maps seq onto the suffix space with a permutation keyed by the owner UID: a Feistel network over 24 bits,
  * walked until it lands inside 27^5 (cycle walking keeps it a permutation of [0, 27^5)). Being a bijection,
@@ -486,6 +497,50 @@ export function podName(ownerName: string, ownerUid: string, seq: number): strin
     x = Math.floor(x / alphabetSize);
   }
   return base + suffix;
+}
+
+/**
+ * The seq a name of podName() was made from (modulo 27^5), or undefined when the name is not one
+ * of this owner's generated names: the inverse of the suffix permutation, walking the cycle back.
+ */
+export function podSeq(ownerName: string, ownerUid: string, name: string): number | undefined {
+  const base = `${ownerName}-`.slice(0, MAX_GENERATED_BASE_LENGTH);
+  if (name.length !== base.length + NAME_SUFFIX_LENGTH || !name.startsWith(base)) return undefined;
+  let x = 0;
+  for (const c of name.slice(base.length)) {
+    const digit = NAME_SUFFIX_ALPHABET.indexOf(c);
+    if (digit < 0) return undefined;
+    x = x * NAME_SUFFIX_ALPHABET.length + digit;
+  }
+  const keys = suffixKeys(ownerUid);
+  do {
+    x = feistel24Inverse(x, keys);
+  } while (x >= SUFFIX_SPACE);
+  return x;
+}
+
+/** How far ahead of the counter a seen name may lie and still move it (a pod adopted under some other name rarely decodes into it). */
+export const SEQ_CATCH_UP_WINDOW = 1 << 16;
+
+/**
+ * The next seq once pods with these names are known to exist. A create may have happened without
+ * the counter's advance being recorded: a local activity runs inside its workflow task, and a task
+ * that fails (a signal came before a continue-as-new, a replica died) is run again from the last
+ * recorded state, which may then see those pods instead of creating them. Reusing their seqs would
+ * give a later pod the name of one that is gone, or still terminating; this keeps the counter past
+ * every one of our names it has seen.
+ */
+export function seqAfterNames(nextSeq: number, ownerName: string, ownerUid: string, names: Iterable<string>): number {
+  let next = nextSeq;
+  for (const name of names) {
+    const s = podSeq(ownerName, ownerUid, name);
+    if (s === undefined) continue;
+    // the counter wraps after 27^5 as podName does: place s in the counter's current lap
+    const lap = next - (next % SUFFIX_SPACE);
+    const seq = lap + s >= next ? lap + s : lap + SUFFIX_SPACE + s;
+    if (seq - next < SEQ_CATCH_UP_WINDOW) next = seq + 1;
+  }
+  return next;
 }
 
 function cloneJson<T>(v: T): T {

@@ -1,5 +1,6 @@
 import { podsForRanking, statusForGates, type ReplicaOwnerGate } from './gates';
 import type { ReplicaActivities } from '../../activities/replicaset/activities';
+import { patched } from '@temporalio/workflow';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { objectIdentity } from '../runtime/identity';
 import {
@@ -10,6 +11,7 @@ import {
   nextAvailabilityCheck,
   planReplicas,
   podName,
+  seqAfterNames,
   slowStartBatches,
   statusEqual,
 } from './logic';
@@ -87,6 +89,14 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
   let lastDecision: string | undefined;
   let inFlight: string | undefined;
 
+  // Our pods may exist under names the counter has not passed (see seqAfterNames); histories
+  // from before this patch never moved it.
+  const seqFollowsNames = patched('pod-seq-follows-names');
+  function seeNames(names: Iterable<string>): void {
+    const uid = owner?.uid ?? id.uid;
+    if (seqFollowsNames && uid) nextSeq = seqAfterNames(nextSeq, input.name, uid, names);
+  }
+
   function relevant(p: PodSummary): boolean {
     const ref = p.ownerReferences.find((r) => r.controller);
     return ref ? ref.uid === (owner?.uid ?? id.uid) : true; // orphans: the classifier checks the selector
@@ -96,8 +106,10 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     if (deletedByUs.has(p.uid) && !p.deletionTimestamp) return;
     const known = pods.get(p.uid);
     if (known && newerVersion(known.resourceVersion, p.resourceVersion)) return;
-    if (relevant(p)) pods.set(p.uid, p);
-    else pods.delete(p.uid);
+    if (relevant(p)) {
+      pods.set(p.uid, p);
+      seeNames([p.name]);
+    } else pods.delete(p.uid);
   }
 
   /** A cache snapshot taken as an observation of the pods. */
@@ -117,6 +129,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
       owner = seen.owner;
       pods.clear();
       for (const p of seen.pods) pods.set(p.uid, p);
+      seeNames(seen.pods.map((p) => p.name));
       for (const d of [...deletedByUs]) if (!pods.has(d)) deletedByUs.delete(d);
       needObserve = false;
       ownerGone = false;
