@@ -33,10 +33,15 @@ function attach(dataDir: string, state: StackState, startedHere: boolean): Bench
   };
 }
 
-/** Bring the bench stack up (reusing a running one) with enough kwok capacity for the largest scenario. */
+/**
+ * Bring the bench stack up (reusing a running one) with enough kwok capacity for the largest scenario.
+ * A stack started here starts from empty stores, so runs start alike: Temporal's SQLite file kept
+ * from earlier runs is half a GiB after one curve, and every history write goes into it.
+ */
 export async function startBenchStack(dataDir: string, log: Log): Promise<BenchStack> {
   const before = await status(dataDir);
   const wasRunning = before.parts.every((p) => p.healthy);
+  if (!wasRunning) await down(dataDir, { purge: true, log: (l) => log(`[stack] ${l}`) });
   const state = await up({ dataDir, nodes: 3, log: (l) => log(`[stack] ${l}`) });
   return attach(dataDir, state, !wasRunning);
 }
