@@ -504,7 +504,10 @@ export function podName(ownerName: string, ownerUid: string, seq: number): strin
  * of this owner's generated names: the inverse of the suffix permutation, walking the cycle back.
  */
 export function podSeq(ownerName: string, ownerUid: string, name: string): number | undefined {
-  const base = `${ownerName}-`.slice(0, MAX_GENERATED_BASE_LENGTH);
+  return seqOfName(`${ownerName}-`.slice(0, MAX_GENERATED_BASE_LENGTH), suffixKeys(ownerUid), name);
+}
+
+function seqOfName(base: string, keys: readonly number[], name: string): number | undefined {
   if (name.length !== base.length + NAME_SUFFIX_LENGTH || !name.startsWith(base)) return undefined;
   let x = 0;
   for (const c of name.slice(base.length)) {
@@ -512,7 +515,6 @@ export function podSeq(ownerName: string, ownerUid: string, name: string): numbe
     if (digit < 0) return undefined;
     x = x * NAME_SUFFIX_ALPHABET.length + digit;
   }
-  const keys = suffixKeys(ownerUid);
   do {
     x = feistel24Inverse(x, keys);
   } while (x >= SUFFIX_SPACE);
@@ -531,9 +533,12 @@ export const SEQ_CATCH_UP_WINDOW = 1 << 16;
  * every one of our names it has seen.
  */
 export function seqAfterNames(nextSeq: number, ownerName: string, ownerUid: string, names: Iterable<string>): number {
+  // the owner's round keys are hashed once for the whole batch of names
+  const base = `${ownerName}-`.slice(0, MAX_GENERATED_BASE_LENGTH);
+  const keys = suffixKeys(ownerUid);
   let next = nextSeq;
   for (const name of names) {
-    const s = podSeq(ownerName, ownerUid, name);
+    const s = seqOfName(base, keys, name);
     if (s === undefined) continue;
     // the counter wraps after 27^5 as podName does: place s in the counter's current lap
     const lap = next - (next % SUFFIX_SPACE);

@@ -92,24 +92,27 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
   // Our pods may exist under names the counter has not passed (see seqAfterNames); histories
   // from before this patch never moved it.
   const seqFollowsNames = patched('pod-seq-follows-names');
-  function seeNames(names: Iterable<string>): void {
-    const uid = owner?.uid ?? id.uid;
-    if (seqFollowsNames && uid) nextSeq = seqAfterNames(nextSeq, input.name, uid, names);
+  /** Once per signal or observation: every name in it that is one of ours (the rest decode to nothing). */
+  function seeNames(names: string[]): void {
+    const uid = ownerUid();
+    if (seqFollowsNames && uid && names.length) nextSeq = seqAfterNames(nextSeq, input.name, uid, names);
+  }
+
+  function ownerUid(): string | undefined {
+    return owner?.uid ?? id.uid;
   }
 
   function relevant(p: PodSummary): boolean {
     const ref = p.ownerReferences.find((r) => r.controller);
-    return ref ? ref.uid === (owner?.uid ?? id.uid) : true; // orphans: the classifier checks the selector
+    return ref ? ref.uid === ownerUid() : true; // orphans: the classifier checks the selector
   }
 
   function upsertPod(p: PodSummary): void {
     if (deletedByUs.has(p.uid) && !p.deletionTimestamp) return;
     const known = pods.get(p.uid);
     if (known && newerVersion(known.resourceVersion, p.resourceVersion)) return;
-    if (relevant(p)) {
-      pods.set(p.uid, p);
-      seeNames([p.name]);
-    } else pods.delete(p.uid);
+    if (relevant(p)) pods.set(p.uid, p);
+    else pods.delete(p.uid);
   }
 
   /** A cache snapshot taken as an observation of the pods. */
@@ -213,7 +216,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     tuning,
     apply(e) {
       if (e.relist) needObserve = true;
-      if (e.ownerDeletedUid && e.ownerDeletedUid === (owner?.uid ?? id.uid)) ownerGone = true;
+      if (e.ownerDeletedUid && e.ownerDeletedUid === ownerUid()) ownerGone = true;
       let sameOwner = false;
       if (e.owner) {
         if (id.isNew(e.owner.uid)) {
@@ -229,6 +232,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
         if (!e.relist && !ownerGone) needObserve = false;
       }
       for (const p of e.pods ?? []) upsertPod(p);
+      seeNames([...(e.snapshot?.pods ?? []), ...(e.pods ?? [])].map((p) => p.name));
       for (const u of e.podsDeleted ?? []) {
         pods.delete(u);
         deletedByUs.delete(u);
@@ -239,7 +243,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     describe: () => {
       const active = owner ? classifyPods(owner, [...pods.values()]).activeOwned : [];
       return {
-        uid: owner?.uid ?? id.uid,
+        uid: ownerUid(),
         desiredReplicas: owner?.replicas,
         activePods: active.length,
         readyPods: active.filter((p) => p.ready).length,
