@@ -102,6 +102,42 @@ export function timedHistory(client: Client, workflowId: string): Promise<TimedE
 
 
 /**
+ * One workflow ID's events at or after `since`, as one line for a run's log: each event's type,
+ * seconds after `since`, and for workflow tasks the queue kind (sticky or not) and the worker that
+ * took it. For reading why a reaction was slow (a task left on a dead replica's queue, a timeout).
+ */
+export async function taskTimeline(client: Client, workflowId: string, since: number): Promise<string> {
+  const parts: Array<{ at: number; text: string }> = [];
+  for await (const w of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+    const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+    for (const e of history.events ?? []) {
+      const t = e.eventTime;
+      const at = t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
+      if (at < since) continue;
+      const type = String(e.eventType ?? '').replace(/^EVENT_TYPE_/, '');
+      const scheduled = e.workflowTaskScheduledEventAttributes;
+      const detail = scheduled
+        ? ` ${scheduled.taskQueue?.kind === 2 ? 'sticky' : 'normal'}`
+        : e.workflowTaskStartedEventAttributes ? ` by ${e.workflowTaskStartedEventAttributes.identity ?? '?'}`
+          : e.workflowTaskTimedOutEventAttributes ? ` ${e.workflowTaskTimedOutEventAttributes.timeoutType === 2 ? 'schedule-to-start' : 'start-to-close'}`
+            : e.workflowTaskFailedEventAttributes ? ` cause ${e.workflowTaskFailedEventAttributes.cause ?? '?'}` : '';
+      parts.push({ at, text: `+${((at - since) / 1000).toFixed(1)}s ${type}${detail}` });
+    }
+  }
+  return parts.sort((a, b) => a.at - b.at).map((p) => p.text).join('; ') || 'no events';
+}
+
+/** Workflow-task timeouts by kind, as "sticky 612 (4.0..8.2 s)": a count and when the first and last came. */
+function timeoutsByKind(timeouts: TimedEvent[], since: number): string {
+  const kinds = new Map<string, number[]>();
+  for (const e of timeouts) {
+    const kind = e.timeout === '2' ? 'sticky' : 'start-to-close';
+    kinds.set(kind, [...(kinds.get(kind) ?? []), (e.at - since) / 1000]);
+  }
+  return [...kinds].map(([k, at]) => `${k} ${at.length} (${at[0].toFixed(1)}..${at[at.length - 1].toFixed(1)} s)`).join(', ') || 'none';
+}
+
+/**
  * Where the workflows of a task queue spent their time since `since`, for the run's log: when the
  * first and last signal and activity came (s after `since`), and the p50/p99 of workflow-task
  * queueing and run time and of activity queueing and run time, in ms. Pairs are matched per run
@@ -133,7 +169,7 @@ export async function queueProfile(client: Client, taskQueue: string, since: num
   return [
     `signals ${at(EV.signaled)}..${at(EV.signaled, true)} s`,
     `activities ${at(EV.actScheduled)}..${at(EV.actCompleted, true)} s`,
-    `wft timed out ${events.filter((e) => isEvent(e, EV.wftTimedOut)).map((e) => `${e.timeout === '2' ? 'sticky' : 'run'}@${((e.at - since) / 1000).toFixed(1)}s`).join(' ') || 0}, failed ${events.filter((e) => isEvent(e, EV.wftFailed)).length}`,
+    `wft timed out: ${timeoutsByKind(events.filter((e) => isEvent(e, EV.wftTimedOut)), since)}, failed ${events.filter((e) => isEvent(e, EV.wftFailed)).length}`,
     show('wft queue', pairs(EV.wftScheduled, EV.wftStarted)),
     show('wft run', pairs(EV.wftStarted, EV.wftCompleted)),
     show('activity queue', pairs(EV.actScheduled, EV.actStarted)),
