@@ -3,7 +3,9 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { KubeRest } from './kube/rest';
 import { InformerCache, type CacheObserver } from './informers/cache';
-import type { InformerInput, RouteFamily } from './informers/family';
+import type { GoneSweep, InformerInput, RouteFamily } from './informers/family';
+import { sweepGone } from './informers/gone-sweep';
+import { sleep } from './informers/reflector';
 import { Signaller } from './informers/signaller';
 import type { LocalReads } from './informers/local-reads';
 import type { RouteFactory } from '../workers/descriptor';
@@ -31,6 +33,7 @@ const FLUSH_PERIOD_MS = 100;
 const STATS_PERIOD_MS = 30_000;
 /** upstream's collector re-reads discovery every 30 s */
 const DISCOVERY_PERIOD_MS = 30_000;
+const SWEEP_RETRY_MS = 5_000;
 
 /**
  * The list+watch of every resource the enabled controllers need, once per resource in a shared
@@ -55,6 +58,23 @@ export function createInformerActivities(deps: InformerDeps) {
       const families = [...factories]
         .map((routes) => routes({ input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue }))
         .filter((f): f is RouteFamily => f !== undefined);
+
+      // each sweep runs once, after its store's first list (see GoneSweep)
+      const sweep = async (s: GoneSweep) => {
+        for (let attempt = 1; !signal.aborted; attempt++) {
+          try {
+            const told = await sweepGone(deps.client, deps.taskQueue, s, log, signal);
+            log[told ? 'info' : 'debug']({ controller: s.controller, told }, 'open workflows checked against the first list');
+            return;
+          } catch (e) {
+            log.warn({ controller: s.controller, err: String(e), attempt }, 'checking open workflows against the first list failed; will retry');
+            await sleep(SWEEP_RETRY_MS, signal);
+          }
+        }
+      };
+      for (const s of families.flatMap((f) => f.sweeps ?? [])) {
+        s.store.subscribe({ onEvent: () => undefined, onListed: (first) => { if (first) void sweep(s); } });
+      }
 
       const sizes = () => Object.assign(cache.sizes(), ...families.map((f) => f.sizes?.() ?? {})) as Record<string, number>;
       // The heartbeat keeps its own clock, from the start: discovery on a busy API server, or a flush

@@ -69,5 +69,6 @@ export function cronJobRoutes({ input, signaller, cache }: RouteContext): RouteF
     },
   });
 
-  return {};
+  // a CronJob gone while no watch ran: `relist` has its workflow read it and finish
+  return { sweeps: [{ controller: 'cronjob', kind: 'CronJob', store: cronJobs, reobserve: () => ({ relist: true } satisfies CronJobEvent) }] };
 }

@@ -142,5 +142,6 @@ export function daemonSetRoutes({ input, signaller, cache }: RouteContext): Rout
     });
   }
 
-  return {};
+  // a DaemonSet gone while no watch ran: told of its deletion as the watch would have told it
+  return { sweeps: [{ controller: CONTROLLER, kind: 'DaemonSet', store: daemonSets, reobserve: () => ({ dsGone: true } satisfies DaemonSetEvent) }] };
 }

@@ -136,5 +136,6 @@ export function deploymentRoutes({ input, signaller, cache }: RouteContext): Rou
 
   pods.addIndex(BY_CONTROLLER_UID);
 
-  return {};
+  // a Deployment gone while no watch ran: told of its deletion as the watch would have told it
+  return { sweeps: [{ controller: 'deployment', kind: 'Deployment', store: deployments, reobserve: (uid) => ({ deletedUid: uid ?? '' } satisfies DeploymentEvent) }] };
 }

@@ -133,6 +133,8 @@ export function disruptionRoutes({ input, signaller, cache }: RouteContext): Rou
   });
 
   return {
+    // a PDB gone while no watch ran: told of its deletion as the watch would have told it
+    sweeps: [{ controller: CONTROLLER, kind: 'PodDisruptionBudget', store: pdbs, reobserve: () => ({ pdbGone: true } satisfies PdbEvent) }],
     sizes: () => ({ sharedPodsWarned: warnedShared.size, heldMarks: heldMarks.size, timedMarks: timedMarks.size }),
     periodic: {
       everyMs: MARK_SETTLE_MS / 2,

@@ -1,6 +1,7 @@
 import type { LoopTuning } from '../../workflows/runtime/object-loop';
 import type { FlagValues } from '../../workers/flags';
 import type { ResourceInfo } from '../kube/discovery';
+import type { Store } from './store';
 
 /** What the informer is told; every replica of one set of controllers starts its informer with the same. */
 export interface InformerInput {
@@ -31,4 +32,28 @@ export interface RouteFamily {
    * `run` is called about every `everyMs`, between flushes of the signaller.
    */
   periodic?: { everyMs: number; run(nowMs: number): void };
+  /** controllers whose open workflows are checked against their store's first list (see GoneSweep) */
+  sweeps?: GoneSweep[];
+}
+
+/**
+ * An object deleted while no watch ran (every replica down, or between a failover and the next
+ * list) never shows up as a deletion: a new replica's cache starts empty, so its first list has
+ * nothing to compare with, where upstream's informer would have the object from before and tell
+ * its handlers (DeletedFinalStateUnknown). The open workflows are this project's memory of what
+ * existed before, so after the first list of `store` the informer lists the open workflows of
+ * `controller` and sends each whose object the store lacks `reobserve`: the workflow reads its
+ * object from the API and ends once it finds it gone, or, where the controller's deletion event
+ * ends a run without a read, takes it as that deletion. The store is synced and its watch running
+ * by then, so an object it lacks was deleted; should one still exist, its next event starts a
+ * fresh run.
+ */
+export interface GoneSweep {
+  /** the workflows' KcmController and KcmKind search attributes (a controller may run workflows of other kinds: the Job controller's orphan pods) */
+  controller: string;
+  kind: string;
+  /** the objects those workflows are one per, by namespace and name */
+  store: Store;
+  /** the signal that makes such a workflow read its object again; `uid` is the workflow's KcmUid */
+  reobserve(uid: string | undefined): unknown;
 }

@@ -92,5 +92,6 @@ export function jobRoutes({ input, signaller, cache }: RouteContext): RouteFamil
     },
   });
 
-  return {};
+  // a Job gone while no watch ran: `relist` has its workflow read it, release its pods and finish
+  return { sweeps: [{ controller: 'job', kind: 'Job', store: jobs, reobserve: () => ({ relist: true } satisfies JobEvent) }] };
 }

@@ -147,5 +147,6 @@ export function replicaRoutes({ input, signaller, cache }: RouteContext): RouteF
     },
   });
 
-  return {};
+  // an owner gone while no watch ran: `relist` has its workflow read it, and finish on NotFound
+  return { sweeps: [...stores].map(([res, store]) => ({ controller: res.controller, kind: res.kind, store, reobserve: () => ({ relist: true } satisfies ReplicaOwnerEvent) })) };
 }

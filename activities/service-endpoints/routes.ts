@@ -190,5 +190,7 @@ export function serviceEndpointsRoutes({ input, signaller, cache }: RouteContext
     });
   }
 
-  return {};
+  // a Service gone while no watch ran: told of its deletion as the watch would have told it (the
+  // endpoints workflow checks the Service is gone before it deletes anything)
+  return { sweeps: targets.map((t) => ({ controller: t.controller, kind: 'Service', store: services, reobserve: (uid) => ({ serviceDeletedUid: uid ?? '' } satisfies ServicePodsEvent) })) };
 }

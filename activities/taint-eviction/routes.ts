@@ -91,5 +91,6 @@ export function taintEvictionRoutes({ input, signaller, cache }: RouteContext): 
     },
   });
 
-  return {};
+  // a Node gone while no watch ran: told of its deletion as the watch would have told it
+  return { sweeps: [{ controller: CONTROLLER, kind: 'Node', store: nodes, reobserve: () => ({ nodeGone: true, at: Date.now() } satisfies TaintEvictionEvent) }] };
 }

@@ -119,3 +119,43 @@ test('a kube-apiserver restart: watches reconnect (or relist) and reconciling go
     return live.length === 195 && rs.status?.replicas === 195;
   }, 90_000, 200);
 });
+
+test('objects deleted while no replica ran: their workflows end once a replica lists again', async () => {
+  // its own deployment of the manager, alone on the cluster: every replica of it is stopped while
+  // the objects go, and no other manager's watch may see them go either
+  await Promise.all(managers.splice(0).map((m) => m.kill()));
+  const queue = uniqueName('gone');
+  const opts = { controllers: 'replicaset,deployment,job,endpoint,endpointslice' };
+  const template = (app: string) => ({ metadata: { labels: { app } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } });
+  const objects = [
+    { path: `/apis/apps/v1/namespaces/${ns}/replicasets`, workflowId: `replicaset/${ns}/lone`,
+      body: { metadata: { name: 'lone' }, spec: { replicas: 1, selector: { matchLabels: { app: 'lone' } }, template: template('lone') } } },
+    { path: `/apis/apps/v1/namespaces/${ns}/deployments`, workflowId: `deployment/${ns}/gone`,
+      body: { metadata: { name: 'gone' }, spec: { replicas: 1, selector: { matchLabels: { app: 'gone' } }, template: template('gone') } } },
+    { path: `/apis/batch/v1/namespaces/${ns}/jobs`, workflowId: `job/${ns}/gone-job`,
+      body: { metadata: { name: 'gone-job' }, spec: { template: { ...template('gone-job'), spec: { ...template('gone-job').spec, restartPolicy: 'Never' } } } } },
+    { path: `/api/v1/namespaces/${ns}/services`, workflowId: `endpoints/${ns}/gone-svc`,
+      body: { metadata: { name: 'gone-svc' }, spec: { selector: { app: 'gone' }, ports: [{ port: 80 }] } } },
+  ];
+  const ids = [...objects.map((o) => o.workflowId), `endpointslice/${ns}/gone-svc`];
+  const first = await startManagerProcess(queue, ARGS, opts);
+  managers.push(first);
+  for (const o of objects) await rest.request('POST', o.path, { body: o.body });
+  await eventually('every object\'s workflow open and the Deployment\'s pod made', async () => {
+    const d = await rest.request<{ status?: { replicas?: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/gone`);
+    if (d.body.status?.replicas !== 1) return false;
+    const runs = await Promise.all(ids.map((id) => client.workflow.getHandle(id).describe().catch(() => undefined)));
+    return runs.every((r) => r?.status.name === 'RUNNING');
+  }, 60_000, 250);
+
+  await first.kill();
+  for (const o of objects) await rest.request('DELETE', `${o.path}/${o.body.metadata.name}`);
+  managers.push(await startManagerProcess(queue, ARGS, opts));
+
+  // no watch ever sees these deletions: the new replica's first list lacks the objects, and their
+  // open workflows are told to read them again, or told of the deletion
+  await eventually('every workflow completed', async () => {
+    const runs = await Promise.all(ids.map((id) => client.workflow.getHandle(id).describe()));
+    return runs.every((r) => r.status.name === 'COMPLETED');
+  }, 60_000, 250);
+});

@@ -93,11 +93,13 @@ const writes: DeploymentWrite[] = [];
 /** what the fake API answers a read with, and the version it gives the next write */
 let apiVersions = { deployments: '1', replicaSets: '1' };
 let nextWriteVersion = '1';
+/** the fake API has no Deployment any more */
+let apiGone = false;
 
 const activities: Pick<DeploymentActivities, 'observeDeployment' | 'applyDeploymentAction' | 'adoptReplicaSets' | 'releaseReplicaSets'> = {
   async observeDeployment() {
     observed.push(Date.now());
-    return observation(apiVersions);
+    return apiGone ? { replicaSets: [], activePodsByReplicaSet: {}, versions: apiVersions } : observation(apiVersions);
   },
   async applyDeploymentAction(req): Promise<WriteResult> {
     writes.push(req);
@@ -166,5 +168,10 @@ test('a reconcile plans from the signal\'s snapshot, and reads the API only when
   expect(observed).toHaveLength(1);
   expect(writes).toHaveLength(1);
 
-  await h.terminate('test done');
+  // 5. the Deployment is deleted: the run reads the API, finds nothing and ends
+  apiGone = true;
+  await signal(h, { deletedUid: DEPLOYMENT_UID });
+  await h.result();
+  expect(observed).toHaveLength(2);
+  expect(writes).toHaveLength(1);
 }, 120_000);

@@ -17,7 +17,7 @@ import { type CacheFloor, type DeploymentObservation, floorAfterRead, floorAfter
  * includes the workflow's own last writes, and reads the API otherwise.
  */
 export interface DeploymentEvent {
-  /** the Deployment with this UID was deleted */
+  /** the Deployment with this UID was deleted (or, from the sweep after a first list, is missing from the cache) */
   deletedUid?: string;
   /** something it owns (or might adopt) changed */
   changed?: boolean;
@@ -136,6 +136,14 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     tuning,
     // an event wakes the loop; its snapshot (if any) is what the next reconcile may plan from
     apply(e) {
+      // A deletion comes without a snapshot (the cache no longer has the object): the last one
+      // would still show the Deployment, so the next look reads the API, which ends the run, or
+      // finds a new object under the name and hands over to a new run. A later snapshot in the
+      // same merged event (the name taken again) is newer than the deletion.
+      // Asked here, at the deletion, not at the run's start: a run open since before this patch
+      // (the ones that leaked) takes it from its next deletion on; its replay of older signals
+      // finds no marker and plans as it did.
+      if (e.deletedUid !== undefined && patched('deployment-deletion-reads-api')) snapshot = undefined;
       if (e.snapshot) snapshot = newerSnapshot(snapshot, e.snapshot);
     },
     reconcile,

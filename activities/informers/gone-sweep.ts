@@ -1,0 +1,54 @@
+import { WorkflowNotFoundError } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
+import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
+import { SA_NAME, SA_NAMESPACE, SA_UID } from '../../workflows/search-attributes';
+import type { GoneSweep } from './family';
+
+/** An open workflow of one object, as visibility lists it. */
+export interface OpenObjectWorkflow {
+  workflowId: string;
+  namespace: string;
+  name: string;
+  uid?: string;
+}
+
+/** The open workflows whose object `listed` does not have (by namespace and name). */
+export function missingFromList(open: readonly OpenObjectWorkflow[], listed: (namespace: string, name: string) => boolean): OpenObjectWorkflow[] {
+  return open.filter((w) => !listed(w.namespace, w.name));
+}
+
+/** The visibility query for one controller's open workflows of one kind, on one deployment's task queues. */
+export function openWorkflowsQuery(controller: string, kind: string, baseTaskQueue: string): string {
+  return `KcmController = ${JSON.stringify(controller)} AND KcmKind = ${JSON.stringify(kind)} AND ExecutionStatus = "Running" AND ${deploymentQueuesQuery(baseTaskQueue)}`;
+}
+
+/**
+ * One sweep (see GoneSweep): the controller's open workflows whose object the synced store lacks
+ * are told to read it again. Returns how many were told. Visibility is eventually consistent, so a
+ * workflow started in the last moments may be missed: its own signal started it, so its object
+ * existed then and a later deletion reaches it through the watch.
+ */
+export async function sweepGone(client: Client, baseTaskQueue: string, sweep: GoneSweep, log: Logger, signal: AbortSignal): Promise<number> {
+  const open: OpenObjectWorkflow[] = [];
+  for await (const w of client.workflow.list({ query: openWorkflowsQuery(sweep.controller, sweep.kind, baseTaskQueue) })) {
+    if (signal.aborted) return 0;
+    const name = w.typedSearchAttributes.get(SA_NAME);
+    // singletons (a fixed ID per deployment) name no object
+    if (!name) continue;
+    open.push({ workflowId: w.workflowId, namespace: w.typedSearchAttributes.get(SA_NAMESPACE) ?? '', name, uid: w.typedSearchAttributes.get(SA_UID) });
+  }
+  const gone = missingFromList(open, (namespace, name) => sweep.store.getByName(namespace, name) !== undefined);
+  for (const w of gone) {
+    if (signal.aborted) break;
+    try {
+      await client.workflow.getHandle(w.workflowId).signal(OBJECT_EVENT_SIGNAL, sweep.reobserve(w.uid));
+      log.info({ controller: sweep.controller, key: w.namespace ? `${w.namespace}/${w.name}` : w.name }, 'object missing from the first list: its workflow reads it again');
+    } catch (e) {
+      // it ended meanwhile: nothing left to tell
+      if (!(e instanceof WorkflowNotFoundError)) throw e;
+    }
+  }
+  return gone.length;
+}
