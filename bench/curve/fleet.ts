@@ -1,6 +1,6 @@
 import { ManagedProcess } from '../lib/managers';
 import { PodWatch } from '../lib/pods';
-import { apiCallsByVerb, openWatches } from '../lib/prom';
+import { apiCallsByVerb, openWatches, ourCounters } from '../lib/prom';
 import { informerAttempt, informerHolderPid, queueProfile, taskTimeline } from '../lib/temporal';
 import { median } from '../lib/stats';
 import type { KubeObject } from '../../activities/kube/projections';
@@ -29,22 +29,49 @@ const SLOW_REPLACEMENT_MS = 15_000;
  * replica started after each kill so the count of replicas stays; figures are medians and worsts.
  */
 async function failoverAtSize(ctx: ScenarioContext, running: ManagedProcess[]): Promise<Sample> {
-  const samples: Array<{ movedMs: number; watchingMs: number; replacedMs: number }> = [];
+  const samples: Array<{ movedMs: number; watchingMs: number; replacedMs: number; quietMs: number; reconciles: number }> = [];
   for (let k = 0; k < FAILOVER_KILLS; k++) {
-    samples.push(await killWatchHolder(ctx, running, k));
+    const kill = await killWatchHolder(ctx, running, k);
     running.push(await ctx.startManager({ controllers: CONTROLLERS }, 90 + k));
-    // the new replica polls and holds its share of workflows before the next kill
-    await sleep(15_000);
+    // The new watch lists and sends every object's workflow its state, as a new leader resyncs
+    // every object; the next kill waits until those reconciles are done.
+    const quiet = await reconcilesQuiet(running.filter((r) => r.alive()));
+    ctx.log(`failover ${k + 1}: quiet ${quiet.ms + kill.replacedMs} ms after the kill, ${quiet.reconciles} reconciles after the replacement`);
+    samples.push({ ...kill, quietMs: quiet.ms + kill.replacedMs, reconciles: quiet.reconciles });
   }
   const of = (f: (s: (typeof samples)[number]) => number) => samples.map(f);
   return {
     'failover.watchMovedMs': median(of((s) => s.movedMs)),
     'failover.watchingMs': median(of((s) => s.watchingMs)),
     'failover.replacedMs': median(of((s) => s.replacedMs)),
+    'failover.quietMs': median(of((s) => s.quietMs)),
+    'failover.reconciles': median(of((s) => s.reconciles)),
     'failover.watchMovedWorstMs': Math.max(...of((s) => s.movedMs)),
     'failover.watchingWorstMs': Math.max(...of((s) => s.watchingMs)),
     'failover.replacedWorstMs': Math.max(...of((s) => s.replacedMs)),
+    'failover.quietWorstMs': Math.max(...of((s) => s.quietMs)),
+    'failover.reconcilesWorst': Math.max(...of((s) => s.reconciles)),
   };
+}
+
+/** Waits until the replicas' reconcile counters stand still for QUIET_MS; how long that took, and how many reconciles came meanwhile. */
+async function reconcilesQuiet(replicas: ManagedProcess[]): Promise<{ ms: number; reconciles: number }> {
+  const QUIET_MS = 5_000;
+  const total = async () => (await Promise.all(replicas.map((r) => ourCounters(r.port)))).reduce((n, c) => n + (c?.reconciles ?? 0), 0);
+  const t0 = Date.now();
+  const start = await total();
+  let last = start;
+  let stillSince = Date.now();
+  while (Date.now() - stillSince < QUIET_MS) {
+    if (Date.now() - t0 > 600_000) throw new Error('reconciles did not stop within 10 minutes of a failover');
+    await sleep(500);
+    const now = await total();
+    if (now !== last) {
+      last = now;
+      stillSince = Date.now();
+    }
+  }
+  return { ms: stillSince - t0, reconciles: last - start };
 }
 
 async function killWatchHolder(ctx: ScenarioContext, running: ManagedProcess[], k: number): Promise<{ movedMs: number; watchingMs: number; replacedMs: number }> {

@@ -159,7 +159,9 @@ export function renderCurve(r: BenchResults, plan: CurvePlan, rawPath: string, c
     ['the watch activity running on another replica', 'watchMoved'],
     ['that replica watching every resource again (relisted)', 'watching'],
     ['the deleted pod replaced', 'replaced'],
-  ].map(([label, k]) => [label, fmt(ours(largest, `failover.${k}Ms`), 'ms'), fmt(ours(largest, `failover.${k}WorstMs`), 'ms')])), '');
+    ['every reconcile the new watch\'s list caused done', 'quiet'],
+  ].map(([label, k]) => [label, fmt(ours(largest, `failover.${k}Ms`), 'ms'), fmt(ours(largest, `failover.${k}WorstMs`), 'ms')])
+    .concat([['reconciles from the replacement until quiet', fmt(ours(largest, 'failover.reconciles'), 'n'), fmt(ours(largest, 'failover.reconcilesWorst'), 'n')]])), '');
   if (chartFiles.length) {
     out.push('### Charts', '', ...chartFiles.map((f) => `![${f}](${f})`), '');
   }

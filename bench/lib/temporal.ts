@@ -1,3 +1,4 @@
+import { temporal } from '@temporalio/proto';
 import { Client, Connection } from '@temporalio/client';
 import { informerWorkflowIdOf } from '../../workflows/informer';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
@@ -102,26 +103,28 @@ export function timedHistory(client: Client, workflowId: string): Promise<TimedE
 
 
 /**
- * One workflow ID's events at or after `since`, as one line for a run's log: each event's type,
- * seconds after `since`, and for workflow tasks the queue kind (sticky or not) and the worker that
- * took it. For reading why a reaction was slow (a task left on a dead replica's queue, a timeout).
+ * One workflow ID's events from `lookbackMs` before `since` on, as one line for a run's log: each
+ * event's type, seconds from `since` (negative before it), and for workflow tasks the queue kind
+ * (sticky or not) and the worker that took it. The lookback shows a task already waiting at
+ * `since`. For reading why a reaction was slow (a task left on a dead replica's queue, a backlog).
  */
-export async function taskTimeline(client: Client, workflowId: string, since: number): Promise<string> {
+export async function taskTimeline(client: Client, workflowId: string, since: number, lookbackMs = 60_000): Promise<string> {
+  const { EventType, TaskQueueKind, TimeoutType } = temporal.api.enums.v1;
   const parts: Array<{ at: number; text: string }> = [];
   for await (const w of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
     const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
     for (const e of history.events ?? []) {
       const t = e.eventTime;
       const at = t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
-      if (at < since) continue;
-      const type = String(e.eventType ?? '').replace(/^EVENT_TYPE_/, '');
+      if (at < since - lookbackMs) continue;
+      const type = (EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, '');
       const scheduled = e.workflowTaskScheduledEventAttributes;
       const detail = scheduled
-        ? ` ${scheduled.taskQueue?.kind === 2 ? 'sticky' : 'normal'}`
+        ? ` ${TaskQueueKind[scheduled.taskQueue?.kind ?? 0]?.replace(/^TASK_QUEUE_KIND_/, '').toLowerCase()}`
         : e.workflowTaskStartedEventAttributes ? ` by ${e.workflowTaskStartedEventAttributes.identity ?? '?'}`
-          : e.workflowTaskTimedOutEventAttributes ? ` ${e.workflowTaskTimedOutEventAttributes.timeoutType === 2 ? 'schedule-to-start' : 'start-to-close'}`
-            : e.workflowTaskFailedEventAttributes ? ` cause ${e.workflowTaskFailedEventAttributes.cause ?? '?'}` : '';
-      parts.push({ at, text: `+${((at - since) / 1000).toFixed(1)}s ${type}${detail}` });
+          : e.workflowTaskTimedOutEventAttributes ? ` ${TimeoutType[e.workflowTaskTimedOutEventAttributes.timeoutType ?? 0]?.replace(/^TIMEOUT_TYPE_/, '').toLowerCase()}`
+            : '';
+      parts.push({ at, text: `${((at - since) / 1000).toFixed(1)}s ${type}${detail}` });
     }
   }
   return parts.sort((a, b) => a.at - b.at).map((p) => p.text).join('; ') || 'no events';

@@ -141,15 +141,18 @@ test('objects deleted while no replica ran: their workflows end once a replica l
   const first = await startManagerProcess(queue, ARGS, opts);
   managers.push(first);
   for (const o of objects) await rest.request('POST', o.path, { body: o.body });
-  await eventually('every object\'s workflow open and the Deployment\'s pod made', async () => {
-    const d = await rest.request<{ status?: { replicas?: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/gone`);
-    if (d.body.status?.replicas !== 1) return false;
+  // settled: the Deployment complete, so no timer of its own would have it read the API again
+  await eventually('every object\'s workflow open and the Deployment complete', async () => {
+    const d = await rest.request<{ status?: { availableReplicas?: number; conditions?: Array<{ type: string; reason?: string }> } }>(
+      'GET', `/apis/apps/v1/namespaces/${ns}/deployments/gone`);
+    if (d.body.status?.availableReplicas !== 1 || !d.body.status.conditions?.some((c) => c.type === 'Progressing' && c.reason === 'NewReplicaSetAvailable')) return false;
     const runs = await Promise.all(ids.map((id) => client.workflow.getHandle(id).describe().catch(() => undefined)));
     return runs.every((r) => r?.status.name === 'RUNNING');
   }, 60_000, 250);
 
   await first.kill();
-  for (const o of objects) await rest.request('DELETE', `${o.path}/${o.body.metadata.name}`);
+  // in the background: a Job's default (orphan) would keep it, finalized, until a garbage collector ran
+  for (const o of objects) await rest.request('DELETE', `${o.path}/${o.body.metadata.name}`, { body: { propagationPolicy: 'Background' } });
   managers.push(await startManagerProcess(queue, ARGS, opts));
 
   // no watch ever sees these deletions: the new replica's first list lacks the objects, and their
