@@ -1,8 +1,10 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, InjectedSinks, Runtime, Worker } from '@temporalio/worker';
 import { locateBinary } from '../../starter/local/binaries';
 import { KCM_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import type { KcmSinks } from '../../workflows/runtime/sinks';
+import { STATE_QUERY, type LoopState } from '../../workflows/runtime/object-loop';
 
 /** Sinks that drop what workflows report: the tests read state through queries and histories. */
 export const SILENT_SINKS: InjectedSinks<KcmSinks> = {
@@ -57,4 +59,30 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * One environment for a test file: started before its first test, stopped after its last. Tests
+ * call the returned function for it.
+ */
+export function workflowEnvPerSuite(o: Parameters<typeof startWorkflowEnv>[0]): () => TestWorkflowEnvironment {
+  let stack: WorkflowEnv | undefined;
+  beforeAll(async () => {
+    stack = await startWorkflowEnv(o);
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+  return () => {
+    if (!stack) throw new Error('the workflow environment did not start');
+    return stack.env;
+  };
+}
+
+/** Once an object loop has made `reconciles` reconciles and holds no unread signal. */
+export function settledAfter(h: WorkflowHandle, reconciles: number): Promise<LoopState> {
+  return eventually(`reconcile ${reconciles}`, async () => {
+    const s = await h.query<LoopState>(STATE_QUERY);
+    return s.reconciles >= reconciles && s.pendingSignals === 0 ? s : undefined;
+  });
 }

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { SignClusterInfoRequest, SignClusterInfoResult } from '../../activities/bootstrapsigner/activities';
-import { LoopState, OBJECT_EVENT_SIGNAL, STATE_QUERY } from '../../workflows/runtime/object-loop';
+import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { bootstrapSignerWorkflow, type BootstrapSignerEvent } from '../../workflows/bootstrapsigner/workflow';
-import { eventually, startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env';
+import { eventually, settledAfter, workflowEnvPerSuite } from '../support/workflow-env';
 
 /*
  * The signer's workflow on a real Temporal dev server with a scripted signing activity: a burst of
@@ -25,29 +24,15 @@ const activities = {
 
 const base = `bootstrapsigner-${randomUUID()}`;
 const taskQueue = controllerTaskQueue(base, 'bootstrapsigner');
-let env: TestWorkflowEnvironment;
-let stack: WorkflowEnv;
+const env = workflowEnvPerSuite({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
 
-beforeAll(async () => {
-  stack = await startWorkflowEnv({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
-  env = stack.env;
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-const settledAfter = (h: WorkflowHandle, reconciles: number) => eventually(`reconcile ${reconciles}`, async () => {
-  const s = await h.query<LoopState>(STATE_QUERY);
-  return s.reconciles >= reconciles && s.pendingSignals === 0 ? s : undefined;
-});
 
 test('one pass per burst; its own write\'s echo costs none; a conflict reads again; an expiry wakes it', async () => {
   const signal = (h: WorkflowHandle, e: BootstrapSignerEvent) => h.signal<[BootstrapSignerEvent]>(OBJECT_EVENT_SIGNAL, e);
 
   // 1. started by a list: one pass, which writes version 6
   script = [{ outcome: 'updated', resourceVersion: '6', signed: ['aaaaaa'], added: ['aaaaaa'] }];
-  const h = await env.client.workflow.signalWithStart(bootstrapSignerWorkflow, {
+  const h = await env().client.workflow.signalWithStart(bootstrapSignerWorkflow, {
     workflowId: `bootstrapsigner/${base}`, taskQueue, args: [{}],
     signal: OBJECT_EVENT_SIGNAL, signalArgs: [{ configMapRv: '5', secrets: ['bootstrap-token-aaaaaa'], listed: true } satisfies BootstrapSignerEvent],
   });

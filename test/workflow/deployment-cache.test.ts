@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
 import { deploymentView, replicaSetView } from '../../activities/deployment/projections';
 import type { DeploymentActivities, DeploymentWrite, WriteResult } from '../../activities/deployment/activities';
@@ -8,8 +7,8 @@ import { planDeployment } from '../../workflows/deployment/controller';
 import type { DeploymentObservation } from '../../workflows/deployment/cache';
 import type { DeploymentAction } from '../../workflows/deployment/types';
 import { deploymentWorkflow, type DeploymentEvent } from '../../workflows/deployment/workflow';
-import { LoopState, OBJECT_EVENT_SIGNAL, STATE_QUERY } from '../../workflows/runtime/object-loop';
-import { eventually, startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env';
+import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
+import { settledAfter, workflowEnvPerSuite } from '../support/workflow-env';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 
 /*
@@ -114,31 +113,14 @@ const activities: Pick<DeploymentActivities, 'observeDeployment' | 'applyDeploym
 };
 const base = `deployment-cache-${randomUUID()}`;
 const taskQueue = controllerTaskQueue(base, 'deployment');
-let env: TestWorkflowEnvironment;
-let stack: WorkflowEnv;
+const env = workflowEnvPerSuite({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
 
-beforeAll(async () => {
-  stack = await startWorkflowEnv({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
-  env = stack.env;
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-/** Once the workflow has made `reconciles` reconciles and holds no unread signal. */
-function settledAfter(h: WorkflowHandle, reconciles: number): Promise<LoopState> {
-  return eventually(`reconcile ${reconciles}`, async () => {
-    const s = await h.query<LoopState>(STATE_QUERY);
-    return s.reconciles >= reconciles && s.pendingSignals === 0 ? s : undefined;
-  });
-}
 
 test('a reconcile plans from the signal\'s snapshot, and reads the API only when the snapshot predates its own write', async () => {
   const signal = (h: WorkflowHandle, e: DeploymentEvent) => h.signal<[DeploymentEvent]>(OBJECT_EVENT_SIGNAL, e);
 
   // 1. a snapshot of a settled Deployment: planned from as it is, nothing read, nothing written
-  const h = await env.client.workflow.signalWithStart(deploymentWorkflow, {
+  const h = await env().client.workflow.signalWithStart(deploymentWorkflow, {
     workflowId: `deployment/${NS}/${NAME}`,
     taskQueue,
     args: [{ namespace: NS, name: NAME, uid: DEPLOYMENT_UID }],

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { SA_LAST_ERROR, SA_UID } from '../../workflows/search-attributes';
 import { LoopState, OBJECT_EVENT_SIGNAL, PAUSE_SIGNAL, RESUME_SIGNAL, STATE_QUERY, backoffMs } from '../../workflows/runtime/object-loop';
-import { eventually, startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env';
+import { eventually, workflowEnvPerSuite } from '../support/workflow-env';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { PROBE_CONTROLLER, ProbeActivities, ProbeEvent, ProbeInput, ProbeObservation, objectLoopProbeWorkflow } from '../support/workflows/object-loop';
 
@@ -34,20 +33,10 @@ const activities: ProbeActivities = {
   },
 };
 
-let env: TestWorkflowEnvironment;
-let stack: WorkflowEnv;
-
-beforeAll(async () => {
-  stack = await startWorkflowEnv({ taskQueue, workflowsPath: require.resolve('../support/workflows/object-loop'), activities });
-  env = stack.env;
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const env = workflowEnvPerSuite({ taskQueue, workflowsPath: require.resolve('../support/workflows/object-loop'), activities });
 
 function start(name: string, input: Omit<ProbeInput, 'name'>): Promise<WorkflowHandleWithFirstExecutionRunId<typeof objectLoopProbeWorkflow>> {
-  return env.client.workflow.start(objectLoopProbeWorkflow, {
+  return env().client.workflow.start(objectLoopProbeWorkflow, {
     taskQueue,
     workflowId: `probe/${name}`,
     args: [{ name, ...input }],
@@ -68,7 +57,7 @@ async function finish(h: WorkflowHandle, name: string): Promise<void> {
 }
 
 async function historyOf(workflowId: string, runId: string): Promise<HistoryEvent[]> {
-  return (await env.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+  return (await env().client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
 }
 
 const ofType = (events: HistoryEvent[], t: temporal.api.enums.v1.EventType) => events.filter((e) => e.eventType === t);

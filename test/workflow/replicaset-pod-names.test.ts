@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { CreatePodsRequest, CreatePodsResult, ReplicaActivities, StatusUpdateRequest, StatusUpdateResult } from '../../activities/replicaset/activities';
 import { podName } from '../../workflows/replicaset/logic';
 import type { PodSummary, ReplicaOwner } from '../../workflows/replicaset/types';
 import { replicaOwnerWorkflow, type ReplicaOwnerEvent, type ReplicaOwnerWorkflowInput } from '../../workflows/replicaset/workflow';
-import { LoopState, OBJECT_EVENT_SIGNAL, STATE_QUERY } from '../../workflows/runtime/object-loop';
+import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
-import { eventually, startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env';
+import { settledAfter, workflowEnvPerSuite } from '../support/workflow-env';
 
 /*
  * The ReplicaSet workflow's pod-name counter, wired as it runs: the real workflow on the Temporal
@@ -90,24 +89,8 @@ const activities: Pick<ReplicaActivities, 'observeReplicaOwner' | 'createPods' |
   },
 };
 
-let env: TestWorkflowEnvironment;
-let stack: WorkflowEnv;
+const env = workflowEnvPerSuite({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
 
-beforeAll(async () => {
-  stack = await startWorkflowEnv({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
-  env = stack.env;
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-function settledAfter(h: WorkflowHandle, reconciles: number): Promise<LoopState> {
-  return eventually(`reconcile ${reconciles}`, async () => {
-    const s = await h.query<LoopState>(STATE_QUERY);
-    return s.reconciles >= reconciles && s.pendingSignals === 0 ? s : undefined;
-  });
-}
 
 /** A ReplicaSet of 3 whose 3 pods already carry the names of counter values 0, 1 and 2. */
 function ownerWithPods(name: string): { owner: ReplicaOwner; pods: PodSummary[] } {
@@ -131,7 +114,7 @@ async function deletePod(h: WorkflowHandle, owner: string, p: PodSummary): Promi
 
 test('names seen in an observation move the counter: the replacement of a deleted pod gets the next unused name', async () => {
   const { owner, pods } = ownerWithPods('observed');
-  const h = await env.client.workflow.start(replicaOwnerWorkflow, { workflowId: `replicaset/${NS}/observed`, taskQueue, args: [input(owner)] });
+  const h = await env().client.workflow.start(replicaOwnerWorkflow, { workflowId: `replicaset/${NS}/observed`, taskQueue, args: [input(owner)] });
   await settledAfter(h, 1);
   expect(observedOwners).toContain('observed');
   expect(created.filter((c) => c.owner === 'observed')).toEqual([]);
@@ -146,7 +129,7 @@ test('names seen in an observation move the counter: the replacement of a delete
 
 test('names seen in a signal\'s cache snapshot move the counter, with no API read', async () => {
   const { owner, pods } = ownerWithPods('signalled');
-  const h = await env.client.workflow.signalWithStart(replicaOwnerWorkflow, {
+  const h = await env().client.workflow.signalWithStart(replicaOwnerWorkflow, {
     workflowId: `replicaset/${NS}/signalled`,
     taskQueue,
     args: [input(owner)],

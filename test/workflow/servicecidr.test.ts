@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type {
   ApplyServiceCidrConditionRequest, CheckServiceCidrDeletionRequest, CheckServiceCidrDeletionResult, ServiceCidrWriteResult,
 } from '../../activities/servicecidr/activities';
@@ -7,7 +6,7 @@ import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { READY_CONDITION, SERVICE_CIDR_FINALIZER, TERMINATING_CONDITION, type ServiceCidrView } from '../../workflows/servicecidr/logic';
 import { serviceCidrWorkflow, type ServiceCidrEvent } from '../../workflows/servicecidr/workflow';
-import { eventually, startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env';
+import { eventually, workflowEnvPerSuite } from '../support/workflow-env';
 
 /*
  * The ServiceCIDR workflow on a real Temporal dev server with scripted activities: the finalizer
@@ -42,20 +41,10 @@ const activities = {
 
 const base = `servicecidr-${randomUUID()}`;
 const taskQueue = controllerTaskQueue(base, 'servicecidr');
-let env: TestWorkflowEnvironment;
-let stack: WorkflowEnv;
-
-beforeAll(async () => {
-  stack = await startWorkflowEnv({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
-  env = stack.env;
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const env = workflowEnvPerSuite({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
 
 const view = (name: string, o: Partial<ServiceCidrView>): ServiceCidrView => ({ name, uid: `u-${name}`, resourceVersion: '1', cidrs: ['10.97.0.0/24'], finalized: false, ...o });
-const start = (name: string, e: ServiceCidrEvent) => env.client.workflow.signalWithStart(serviceCidrWorkflow, {
+const start = (name: string, e: ServiceCidrEvent) => env().client.workflow.signalWithStart(serviceCidrWorkflow, {
   workflowId: `servicecidr/${base}-${name}`, taskQueue, args: [{ name, uid: `u-${name}` }], signal: OBJECT_EVENT_SIGNAL, signalArgs: [e],
 });
 const done = (h: { describe(): Promise<{ status: { name: string } }> }) => eventually('the run ended', async () => (await h.describe()).status.name === 'COMPLETED', 20_000);
