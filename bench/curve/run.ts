@@ -46,11 +46,15 @@ export async function runCurve(args: BenchArgs, stack: BenchStack, log: Log): Pr
     await temporal.close();
   }
   const results: BenchResults = { mode: args.mode, startedAt, finishedAt: new Date().toISOString(), environment: describeEnvironment(stack.temporalPid()), records };
-  const rawRel = path.join('bench', 'results', `curve-${args.mode}.json`);
   const out = path.resolve(repoRoot, args.out);
+  // the docs' own raw samples live in bench/results; a run written elsewhere (--out) keeps its
+  // samples beside its output, not over the ones the docs cite
+  const intoDocs = path.dirname(out) === path.join(repoRoot, 'docs');
+  const rawAbs = intoDocs ? path.join(repoRoot, 'bench', 'results', `curve-${args.mode}.json`) : path.join(path.dirname(out), `curve-${args.mode}.json`);
+  const rawRel = intoDocs ? path.relative(repoRoot, rawAbs) : rawAbs;
   if (args.mode !== 'smoke') {
-    fs.mkdirSync(path.join(repoRoot, 'bench', 'results'), { recursive: true });
-    fs.writeFileSync(path.join(repoRoot, rawRel), JSON.stringify(results, null, 2) + '\n');
+    fs.mkdirSync(path.dirname(rawAbs), { recursive: true });
+    fs.writeFileSync(rawAbs, JSON.stringify(results, null, 2) + '\n');
   }
   const charts = args.mode === 'smoke' ? [] : await drawCharts(curveCharts(results, plan), path.join(path.dirname(out), CHART_DIR));
   const generated = renderCurve(results, plan, rawRel, charts.map((f) => path.relative(path.dirname(out), f)));

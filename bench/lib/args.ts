@@ -25,7 +25,8 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
                    8 replacement during a readiness storm
   --reps N         repetitions of every scenario (default: full 3, 2 for 5 and 6, 1 for 8; quick 2 for 1
                    and 7, else 1; smoke 1)
-  --out FILE       the docs file to write (default docs/BENCHMARKS.md)
+  --out FILE       the docs file to write (default docs/BENCHMARKS.md); a curve written outside docs/
+                   keeps its raw samples beside it, not in bench/results
   --curve          the scale curve instead of the scenarios: idle cost, restart catch-up and scale-up at
                    several sizes for both managers, catch-up with more replicas of ours at the largest
                    size, a failover there; writes its section of the docs file and charts in docs/bench/
