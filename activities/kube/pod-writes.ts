@@ -101,6 +101,25 @@ export async function createOwnedPods(rest: KubeRest, recordEvent: RecordEvent, 
   return { created, failed };
 }
 
+/**
+ * Creates pods in slow-start batches, one batch after another, and stops after the first batch
+ * with a rejected create, as upstream's slowStartBatch does: a broken template or a full quota
+ * costs a handful of rejected calls. The pods of the batches not tried are `skipped`.
+ */
+export async function createOwnedPodsInBatches(rest: KubeRest, recordEvent: RecordEvent, owner: PodOwner, pods: ReadonlyArray<{ metadata: { name: string } }>, batches: readonly number[]): Promise<{ created: KubeObject[]; failed: PodWriteFailure[]; skipped: string[] }> {
+  const created: KubeObject[] = [];
+  const failed: PodWriteFailure[] = [];
+  let next = 0;
+  for (const size of batches) {
+    const r = await createOwnedPods(rest, recordEvent, owner, pods.slice(next, next + size));
+    next += size;
+    created.push(...r.created);
+    failed.push(...r.failed);
+    if (r.failed.length) break;
+  }
+  return { created, failed, skipped: pods.slice(next).map((p) => p.metadata.name) };
+}
+
 /** Deletes pods by name with a UID precondition; already gone (or replaced) counts as deleted. Returns the UIDs. */
 export async function deleteOwnedPods(rest: KubeRest, recordEvent: RecordEvent, owner: PodOwner, pods: ReadonlyArray<{ name: string; uid: string }>): Promise<{ deleted: string[]; failed: PodWriteFailure[] }> {
   const deleted: string[] = [];

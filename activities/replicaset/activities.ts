@@ -13,7 +13,7 @@ import { adoptBy, patchOwnerReferences, releaseFrom } from '../kube/ownership';
 import type { KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath } from '../kube/resources';
 import { heartbeat } from '../kube/heartbeat';
-import { createOwnedPods, deleteOwnedPods, type PodOwner, type PodWriteFailure } from '../kube/pod-writes';
+import { createOwnedPods, createOwnedPodsInBatches, deleteOwnedPods, type PodOwner, type PodWriteFailure } from '../kube/pod-writes';
 
 export interface OwnerKey {
   kind: ReplicaOwnerKind;
@@ -39,6 +39,12 @@ export type { PodWriteFailure };
 export interface CreatePodsRequest {
   owner: ReplicaOwner;
   names: string[];
+  /**
+   * Slow-start batch sizes summing to the names: created one batch after another, stopping after
+   * the first batch with a rejected create. Absent: every name at once (the workflow ran the
+   * batches as one call each before patch `slow-start-in-one-call`).
+   */
+  batches?: number[];
   /** why, in words, for whoever reads the history */
   reason: string;
 }
@@ -46,6 +52,8 @@ export interface CreatePodsRequest {
 export interface CreatePodsResult {
   created: PodSummary[];
   failed: PodWriteFailure[];
+  /** names of the batches not tried after a failed one */
+  skipped?: string[];
 }
 
 export interface DeletePodsRequest {
@@ -164,11 +172,14 @@ export function createReplicaActivities(deps: ReplicaActivityDeps) {
      */
     async createPods(req: CreatePodsRequest): Promise<CreatePodsResult> {
       const { owner } = req;
-      const r = await createOwnedPods(rest(owner.kind), recordEvent(owner.kind), podOwner(owner), req.names.map((name) => podFromTemplate(owner, name)));
+      const manifests = req.names.map((name) => podFromTemplate(owner, name));
+      const r = req.batches
+        ? await createOwnedPodsInBatches(rest(owner.kind), recordEvent(owner.kind), podOwner(owner), manifests, req.batches)
+        : { ...await createOwnedPods(rest(owner.kind), recordEvent(owner.kind), podOwner(owner), manifests), skipped: [] };
       const created = r.created.map(podSummary);
-      const failed = r.failed;
-      deps.logger.info({ ...logKey(owner), reason: req.reason, want: req.names.length, created: created.length, failed: failed.length, firstError: failed[0]?.message }, 'created pods');
-      return { created, failed };
+      const { failed, skipped } = r;
+      deps.logger.info({ ...logKey(owner), reason: req.reason, want: req.names.length, created: created.length, failed: failed.length, skipped: skipped.length, firstError: failed[0]?.message }, 'created pods');
+      return { created, failed, ...(skipped.length ? { skipped } : {}) };
     },
 
     /** Delete pods by name with a UID precondition; already gone (or replaced) counts as deleted. */
