@@ -26,7 +26,7 @@ export function openWorkflowsQuery(controller: string, kind: string, baseTaskQue
 
 /**
  * One sweep (see GoneSweep): the controller's open workflows whose object the synced store lacks
- * are told to read it again. Returns how many were told. Visibility is eventually consistent, so a
+ * are sent the sweep's signal. Returns how many were told. Visibility is eventually consistent, so a
  * workflow started in the last moments may be missed: its own signal started it, so its object
  * existed then and a later deletion reaches it through the watch.
  */
@@ -44,7 +44,7 @@ export async function sweepGone(client: Client, baseTaskQueue: string, sweep: Go
     if (signal.aborted) break;
     try {
       await client.workflow.getHandle(w.workflowId).signal(OBJECT_EVENT_SIGNAL, sweep.reobserve(w.uid));
-      log.info({ controller: sweep.controller, key: w.namespace ? `${w.namespace}/${w.name}` : w.name }, 'object missing from the first list: its workflow reads it again');
+      log.info({ controller: sweep.controller, key: w.namespace ? `${w.namespace}/${w.name}` : w.name }, 'object missing from the first list: its workflow told');
     } catch (e) {
       // it ended meanwhile: nothing left to tell
       if (!(e instanceof WorkflowNotFoundError)) throw e;
