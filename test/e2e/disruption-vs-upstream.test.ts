@@ -117,9 +117,13 @@ async function budgetScenario(ns: string, from: string, to: string, midDrain?: (
   await kubectl('-n', ns, 'create', 'poddisruptionbudget', 'web', '--selector=app=web', '--min-available=4');
   out.created = await settled(ns, ['web']);
 
-  // one eviction is within the budget; the next, before a replacement is Ready, is not
+  // One eviction is within the budget; the next, before a replacement is Ready, is not. Both
+  // nodes are cordoned meanwhile: kwok makes a scheduled replacement Ready within milliseconds,
+  // and a controller that counted it before the second eviction would rightly allow that one too.
   const [first, second] = (await livePods(ns, 'app=web')).map((p) => p.metadata.name);
+  for (const n of [from, to]) await kubectl('cordon', n);
   out.evictions = [await evict(ns, first), await evict(ns, second)];
+  for (const n of [from, to]) await kubectl('uncordon', n);
   await eventually('replacement ready', async () => readyCount(await livePods(ns, 'app=web')) === 5, 60_000);
   out.recovered = await settled(ns, ['web']);
 

@@ -73,7 +73,7 @@ test('a ReplicaSet\'s workflow is found by its search attributes and its history
   await scheduled('deletePods').first().click();
   await page.getByText(/scale down 2->1: 1 chosen by upstream's deletion order/).first().waitFor({ timeout: 10_000 });
   await scheduled('createPods').last().click();
-  await page.getByText(/scale up 0->2: slow-start batch 1 of 2/).first().waitFor({ timeout: 10_000 });
+  await page.getByText(/scale up 0->2: 2 in slow-start batches of 1, 1/).first().waitFor({ timeout: 10_000 });
 
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const shot = path.join(ARTIFACTS, 'web-ui-replicaset-history.png');
