@@ -39,19 +39,16 @@ async function failoverAtSize(ctx: ScenarioContext, running: ManagedProcess[]): 
     ctx.log(`failover ${k + 1}: quiet ${quiet.ms + kill.replacedMs} ms after the kill, ${quiet.reconciles} reconciles after the replacement`);
     samples.push({ ...kill, quietMs: quiet.ms + kill.replacedMs, reconciles: quiet.reconciles });
   }
-  const of = (f: (s: (typeof samples)[number]) => number) => samples.map(f);
-  return {
-    'failover.watchMovedMs': median(of((s) => s.movedMs)),
-    'failover.watchingMs': median(of((s) => s.watchingMs)),
-    'failover.replacedMs': median(of((s) => s.replacedMs)),
-    'failover.quietMs': median(of((s) => s.quietMs)),
-    'failover.reconciles': median(of((s) => s.reconciles)),
-    'failover.watchMovedWorstMs': Math.max(...of((s) => s.movedMs)),
-    'failover.watchingWorstMs': Math.max(...of((s) => s.watchingMs)),
-    'failover.replacedWorstMs': Math.max(...of((s) => s.replacedMs)),
-    'failover.quietWorstMs': Math.max(...of((s) => s.quietMs)),
-    'failover.reconcilesWorst': Math.max(...of((s) => s.reconciles)),
-  };
+  // each measure as `failover.<name>` (median) and `failover.<name>Worst` (largest), `Ms` last for times
+  const keys = { watchMoved: 'movedMs', watching: 'watchingMs', replaced: 'replacedMs', quiet: 'quietMs', reconciles: 'reconciles' } as const;
+  const out: Sample = {};
+  for (const [name, field] of Object.entries(keys)) {
+    const xs = samples.map((s) => s[field]);
+    const unit = field.endsWith('Ms') ? 'Ms' : '';
+    out[`failover.${name}${unit}`] = median(xs);
+    out[`failover.${name}Worst${unit}`] = Math.max(...xs);
+  }
+  return out;
 }
 
 /** Waits until the replicas' reconcile counters stand still for QUIET_MS; how long that took, and how many reconciles came meanwhile. */

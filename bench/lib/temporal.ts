@@ -81,17 +81,23 @@ export interface TimedEvent {
 }
 
 /** Every run's events of the workflows a visibility query finds, oldest first, with wall-clock times. */
-async function timedEvents(client: Client, query: string): Promise<TimedEvent[]> {
-  const out: TimedEvent[] = [];
+/** Every event of every run a visibility query finds, with its run and wall-clock time (ms). */
+async function* eachHistoryEvent(client: Client, query: string): AsyncGenerator<{ e: temporal.api.history.v1.IHistoryEvent; at: number; runId: string }> {
   for await (const w of client.workflow.list({ query })) {
     const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
     for (const e of history.events ?? []) {
       const t = e.eventTime;
-      const at = t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
-      const type = String(e.eventType ?? '');
-      const timeout = e.workflowTaskTimedOutEventAttributes?.timeoutType;
-      out.push({ type, at, activity: e.activityTaskScheduledEventAttributes?.activityType?.name ?? undefined, run: w.runId, ...(timeout != null ? { timeout: String(timeout) } : {}) });
+      yield { e, at: t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0, runId: w.runId };
     }
+  }
+}
+
+async function timedEvents(client: Client, query: string): Promise<TimedEvent[]> {
+  const out: TimedEvent[] = [];
+  for await (const { e, at, runId } of eachHistoryEvent(client, query)) {
+    const type = String(e.eventType ?? '');
+    const timeout = e.workflowTaskTimedOutEventAttributes?.timeoutType;
+    out.push({ type, at, activity: e.activityTaskScheduledEventAttributes?.activityType?.name ?? undefined, run: runId, ...(timeout != null ? { timeout: String(timeout) } : {}) });
   }
   return out.sort((a, b) => a.at - b.at);
 }
@@ -111,21 +117,16 @@ export function timedHistory(client: Client, workflowId: string): Promise<TimedE
 export async function taskTimeline(client: Client, workflowId: string, since: number, lookbackMs = 60_000): Promise<string> {
   const { EventType, TaskQueueKind, TimeoutType } = temporal.api.enums.v1;
   const parts: Array<{ at: number; text: string }> = [];
-  for await (const w of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
-    const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
-    for (const e of history.events ?? []) {
-      const t = e.eventTime;
-      const at = t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
-      if (at < since - lookbackMs) continue;
-      const type = (EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, '');
-      const scheduled = e.workflowTaskScheduledEventAttributes;
-      const detail = scheduled
-        ? ` ${TaskQueueKind[scheduled.taskQueue?.kind ?? 0]?.replace(/^TASK_QUEUE_KIND_/, '').toLowerCase()}`
-        : e.workflowTaskStartedEventAttributes ? ` by ${e.workflowTaskStartedEventAttributes.identity ?? '?'}`
-          : e.workflowTaskTimedOutEventAttributes ? ` ${TimeoutType[e.workflowTaskTimedOutEventAttributes.timeoutType ?? 0]?.replace(/^TIMEOUT_TYPE_/, '').toLowerCase()}`
-            : '';
-      parts.push({ at, text: `${((at - since) / 1000).toFixed(1)}s ${type}${detail}` });
-    }
+  for await (const { e, at } of eachHistoryEvent(client, `WorkflowId = "${workflowId}"`)) {
+    if (at < since - lookbackMs) continue;
+    const type = (EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, '');
+    const scheduled = e.workflowTaskScheduledEventAttributes;
+    const detail = scheduled
+      ? ` ${TaskQueueKind[scheduled.taskQueue?.kind ?? 0]?.replace(/^TASK_QUEUE_KIND_/, '').toLowerCase()}`
+      : e.workflowTaskStartedEventAttributes ? ` by ${e.workflowTaskStartedEventAttributes.identity ?? '?'}`
+        : e.workflowTaskTimedOutEventAttributes ? ` ${TimeoutType[e.workflowTaskTimedOutEventAttributes.timeoutType ?? 0]?.replace(/^TIMEOUT_TYPE_/, '').toLowerCase()}`
+          : '';
+    parts.push({ at, text: `${((at - since) / 1000).toFixed(1)}s ${type}${detail}` });
   }
   return parts.sort((a, b) => a.at - b.at).map((p) => p.text).join('; ') || 'no events';
 }
