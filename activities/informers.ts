@@ -1,11 +1,12 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { KubeRest } from './kube/rest';
+import { ApiError, KubeRest } from './kube/rest';
 import { InformerCache, type CacheObserver } from './informers/cache';
 import type { GoneSweep, InformerInput, RouteFamily } from './informers/family';
 import { sweepGone } from './informers/gone-sweep';
-import { sleep } from './informers/reflector';
+import { PositionLog, positionsFromHeartbeat, type InformerHeartbeat } from './informers/positions';
+import { METADATA_ONLY, sleep } from './informers/reflector';
 import { Signaller } from './informers/signaller';
 import type { LocalReads } from './informers/local-reads';
 import type { RouteFactory } from '../workers/descriptor';
@@ -39,8 +40,10 @@ const SWEEP_RETRY_MS = 5_000;
  * The list+watch of every resource the enabled controllers need, once per resource in a shared
  * cache, and the routes that turn its changes into signals for per-object workflows. It runs as
  * one long, heartbeating activity of a fixed-ID workflow, so exactly one replica runs it; if that
- * replica dies, the heartbeat times out and Temporal starts it on another, which relists and
- * nudges every object to re-observe.
+ * replica dies, the heartbeat times out and Temporal starts it on another. The heartbeat carries
+ * where the watch stands (WatchPositions): the next holder lists there without signalling and
+ * watches on, so workflows hear only of the changes since. Without positions, or with ones the API
+ * server has compacted away, it lists afresh and every object's workflow is told to look again.
  */
 export function createInformerActivities(deps: InformerDeps) {
   return {
@@ -59,11 +62,21 @@ export function createInformerActivities(deps: InformerDeps) {
         .map((routes) => routes({ input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue }))
         .filter((f): f is RouteFamily => f !== undefined);
 
+      // a metadata read: a 404 is the only answer that counts as gone
+      const stillThere = async (path: string) => {
+        try {
+          await deps.rest.request('GET', path, { accept: METADATA_ONLY.watch });
+          return true;
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 404) return false;
+          throw e;
+        }
+      };
       // each sweep runs once, after its store's first list (see GoneSweep)
       const sweep = async (s: GoneSweep) => {
         for (let attempt = 1; !signal.aborted; attempt++) {
           try {
-            const told = await sweepGone(deps.client, deps.taskQueue, s, log, signal);
+            const told = await sweepGone(deps.client, deps.taskQueue, s, log, signal, stillThere);
             log[told ? 'info' : 'debug']({ controller: s.controller, told }, 'open workflows checked against the first list');
             return;
           } catch (e) {
@@ -77,11 +90,17 @@ export function createInformerActivities(deps: InformerDeps) {
       }
 
       const sizes = () => Object.assign(cache.sizes(), ...families.map((f) => f.sizes?.() ?? {})) as Record<string, number>;
+      const inherited = positionsFromHeartbeat(ctx.info.heartbeatDetails);
+      const positions = new PositionLog(inherited);
       // The heartbeat keeps its own clock, from the start: discovery on a busy API server, or a flush
       // of thousands of signals to a busy Temporal server, can take seconds, and a heartbeat missed
       // that long would move the watch to another replica while this one still runs it.
-      const beat = setInterval(() => ctx.heartbeat(sizes()), Math.max(100, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 4000) / 4)));
-      cache.start(signal);
+      const beat = setInterval(() => {
+        const now = cache.positions();
+        if (now) positions.record(signaller.queued, now);
+        ctx.heartbeat({ sizes: sizes(), positions: positions.settle(signaller.sentThrough()) } satisfies InformerHeartbeat);
+      }, Math.max(100, Math.min(1000, (ctx.info.heartbeatTimeoutMs ?? 4000) / 4)));
+      cache.start(signal, inherited && { positions: inherited, quietly: (fn) => signaller.muted(fn) });
       deps.local?.attach(cache);
       // resources discovered at run time join the cache (metadata-only unless a route reads them in full)
       const discovering = families.filter((f) => f.discover);
@@ -96,7 +115,7 @@ export function createInformerActivities(deps: InformerDeps) {
         }
       };
       await discover();
-      log.info({ controllers: input.controllers, resources: cache.paths.length }, 'informers started');
+      log.info({ controllers: input.controllers, resources: cache.paths.length, resuming: !!inherited }, 'informers started');
       let lastDiscovery = Date.now();
 
       let lastStats = Date.now();

@@ -169,6 +169,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     observer: {
       onReflector: (resource, running) => (running ? metrics.informerReflectors.inc({ resource }) : metrics.informerReflectors.dec({ resource })),
       onList: (resource) => metrics.informerListsTotal.inc({ resource }),
+      onResume: (resource, resumed) => metrics.informerResumesTotal.inc({ resource, outcome: resumed ? 'resumed' : 'expired' }),
       onWatch: (resource, open) => (open ? metrics.informerWatches.inc({ resource }) : metrics.informerWatches.dec({ resource })),
       onWatchEvent: (resource, type) => metrics.watchEventsTotal.inc({ resource, type }),
     },

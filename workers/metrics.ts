@@ -14,6 +14,8 @@ export interface Metrics {
   /** Reflectors of the shared informer cache, by resource (`pods`, `replicasets.apps`): 1 each while the informer runs here. */
   readonly informerReflectors: Gauge<'resource'>;
   readonly informerListsTotal: Counter<'resource'>;
+  /** outcome: `resumed` (listed at the last holder's position, no signals) or `expired` (listed afresh). */
+  readonly informerResumesTotal: Counter<'resource' | 'outcome'>;
   /** Watches open now, by resource: at most one each. */
   readonly informerWatches: Gauge<'resource'>;
   readonly signalsSentTotal: Counter<'controller'>;
@@ -67,6 +69,12 @@ export function createMetrics(): Metrics {
       name: 'kcm_informer_lists_total',
       help: 'Complete lists made by the shared informer cache, by resource (one at start, then one per watch it could not resume).',
       labelNames: ['resource'] as const,
+      registers,
+    }),
+    informerResumesTotal: new Counter({
+      name: 'kcm_informer_resumes_total',
+      help: 'Watches taken over from the last holder of the informer, by resource and outcome: resumed at its position, or expired (listed afresh, every object told).',
+      labelNames: ['resource', 'outcome'] as const,
       registers,
     }),
     informerWatches: new Gauge({

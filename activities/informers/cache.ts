@@ -4,6 +4,7 @@ import type { KubeObject } from '../kube/projections';
 import type { KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath, type ResourceType } from '../kube/resources';
 import { METADATA, covers, metadataOnly, prune, unionMask, type FieldMask } from './fields';
+import type { WatchPositions } from './positions';
 import { METADATA_ONLY, reflect, type ReflectorStats } from './reflector';
 import { Store, type StoreListener } from './store';
 
@@ -14,6 +15,18 @@ export interface CacheObserver {
   onList?(resource: string): void;
   onWatch?(resource: string, open: boolean): void;
   onWatchEvent?(resource: string, type: string): void;
+  /** a resource's watch resumed from the last holder's position, or could not and was listed afresh */
+  onResume?(resource: string, resumed: boolean): void;
+}
+
+/**
+ * Where the last holder of the watch left off, and how to take in a list made there: the routes
+ * rebuild their state from it, but their signals are dropped (the last holder sent them). Returns
+ * how many were dropped.
+ */
+export interface CacheResume {
+  positions: WatchPositions;
+  quietly(fn: () => void): number;
 }
 
 /** `pods`, `replicasets.apps`: how Kubernetes names a resource in metrics and RBAC. */
@@ -64,6 +77,7 @@ export class InformerCache {
   private readonly entries = new Map<string, Entry>();
   private readonly reflectors: Array<Promise<void>> = [];
   private signal?: AbortSignal;
+  private resume?: CacheResume;
 
   constructor(
     private readonly rest: KubeRest,
@@ -140,15 +154,32 @@ export class InformerCache {
     return [...this.entries.keys()];
   }
 
-  /** Starts a reflector for every registered resource, and for each registered later. */
-  start(signal: AbortSignal): void {
+  /**
+   * Starts a reflector for every registered resource, and for each registered later; with
+   * `resume`, each resource it has a position for resumes there (see WatchPositions).
+   */
+  start(signal: AbortSignal, resume?: CacheResume): void {
     this.signal = signal;
+    this.resume = resume;
     for (const [path, e] of this.entries) if (!e.running) this.run(path, e);
   }
 
   /** Resolves when every reflector has stopped (after the start signal aborts). */
   async stopped(): Promise<void> {
     await Promise.all(this.reflectors);
+  }
+
+  /**
+   * Every store's resourceVersion, by collection path, once every registered store has listed
+   * (undefined before): together with the signals queued so far, a snapshot to resume from.
+   */
+  positions(): WatchPositions | undefined {
+    const out: WatchPositions = {};
+    for (const [path, e] of this.entries) {
+      if (!e.running || !e.store.synced || !e.store.resourceVersion) return undefined;
+      out[path] = e.store.resourceVersion;
+    }
+    return out;
   }
 
   sizes(): Record<string, number> {
@@ -165,8 +196,16 @@ export class InformerCache {
     const label = resourceLabel(path);
     const o = this.observer;
     o.onReflector?.(label, true);
+    const resume = this.resume;
     this.reflectors.push(reflect(this.rest, path, {
-      relisted: (objects, rv) => e.store.replace(objects, rv),
+      relisted: (objects, rv, resumed) => {
+        if (!resumed || !resume) {
+          e.store.replace(objects, rv);
+          return;
+        }
+        const skipped = resume.quietly(() => e.store.replace(objects, rv));
+        this.logger.info({ resource: label, resourceVersion: rv, objects: objects.length, signalsSkipped: skipped }, 'watch resumed from the last holder\'s position');
+      },
       bookmark: (rv) => e.store.advance(rv),
       event: (type, obj) => {
         o.onWatchEvent?.(label, type);
@@ -175,7 +214,8 @@ export class InformerCache {
     }, this.signal!, this.logger, e.stats, e.metadataOnly ? METADATA_ONLY : undefined, {
       onList: () => o.onList?.(label),
       onWatch: (open) => o.onWatch?.(label, open),
-    }).catch((err: unknown) => this.logger.error({ resource: label, err: String(err) }, 'reflector failed'))
+      onResume: (resumed) => o.onResume?.(label, resumed),
+    }, resume?.positions[path]).catch((err: unknown) => this.logger.error({ resource: label, err: String(err) }, 'reflector failed'))
       .finally(() => o.onReflector?.(label, false)));
   }
 }

@@ -44,9 +44,10 @@ export interface RouteFamily {
  * existed before, so after the first list of `store` the informer lists the open workflows of
  * `controller` and sends each whose object the store lacks `reobserve`: the workflow reads its
  * object from the API and ends once it finds it gone, or, where the controller's deletion event
- * ends a run without a read, takes it as that deletion. The store is synced and its watch running
- * by then, so an object it lacks was deleted; should one still exist, its next event starts a
- * fresh run.
+ * ends a run without a read, takes it as that deletion. An object the store lacks is only taken
+ * as deleted once the API server answers 404 for it: a store resumed at the last holder's position
+ * (see WatchPositions) lacks, until its watch catches up, objects created since that already have
+ * workflows. Should one be created again later, its next event starts a fresh run.
  */
 export interface GoneSweep {
   /** the workflows' KcmController and KcmKind search attributes (a controller may run workflows of other kinds: the Job controller's orphan pods) */

@@ -6,8 +6,11 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 /** What a reflector feeds: the full set after every (re)list, then each watch event. */
 export interface Handler {
-  /** `resourceVersion` is the list's: the cache is complete up to it */
-  relisted(objects: KubeObject[], resourceVersion?: string): void;
+  /**
+   * `resourceVersion` is the list's: the cache is complete up to it. `resumed`: the list was made
+   * at the position it was asked to resume from, so its objects are what the last holder had.
+   */
+  relisted(objects: KubeObject[], resourceVersion: string, resumed: boolean): void;
   event(type: WatchEventType, obj: KubeObject): void;
   /** a bookmark: every change up to this resourceVersion has been delivered */
   bookmark?(resourceVersion: string): void;
@@ -35,15 +38,26 @@ export const METADATA_ONLY = { list: 'application/json;as=PartialObjectMetadataL
 export interface ReflectorHooks {
   onList?(): void;
   onWatch?(open: boolean): void;
+  /** the position to resume from was listed (true), or could not be and a fresh list follows (false) */
+  onResume?(resumed: boolean): void;
 }
+
+/** A resume that fails for another reason than an expired position is tried this often before a fresh list. */
+const RESUME_ATTEMPTS = 3;
 
 /**
  * One resource's list+watch: list, then watch from the list's resourceVersion, re-watch on
  * disconnect, and relist on 410 Gone or anything it cannot resume from.
+ *
+ * With `resumeFrom`, the first list is made at exactly that resourceVersion (the position the
+ * last holder of the watch had signalled everything up to), so the watch after it replays the
+ * changes since as events. A position the API server no longer keeps (compacted: 410 Gone), or
+ * one it will not list at, gives way to an ordinary list.
  */
 export async function reflect(rest: KubeRest, path: string, h: Handler, signal: AbortSignal, logger: Logger, stats: ReflectorStats,
-  accept?: { list: string; watch: string }, hooks: ReflectorHooks = {}): Promise<void> {
+  accept?: { list: string; watch: string }, hooks: ReflectorHooks = {}, resumeFrom?: string): Promise<void> {
   let failures = 0;
+  let resume = resumeFrom;
   // a path may carry its own selector (e.g. secrets of one type)
   const q = path.includes('?') ? '&' : '?';
   while (!signal.aborted) {
@@ -52,18 +66,32 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
       const items: KubeObject[] = [];
       let cont = '';
       do {
+        // the exact version only on the first page: a continue token carries its own
+        const at = resume && !cont ? `&resourceVersion=${resume}&resourceVersionMatch=Exact` : '';
         const page = await rest.request<{ items: KubeObject[]; metadata: { resourceVersion: string; continue?: string } }>(
-          'GET', `${path}${q}limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, { accept: accept?.list });
+          'GET', `${path}${q}limit=500${at}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, { accept: accept?.list });
         items.push(...(page.body.items ?? [])); // an empty metadata-only list has items: null
         rv = page.body.metadata.resourceVersion;
         cont = page.body.metadata.continue ?? '';
       } while (cont);
       stats.lists++;
       hooks.onList?.();
-      h.relisted(items, rv);
+      if (resume) hooks.onResume?.(true);
+      h.relisted(items, rv, !!resume);
+      resume = undefined;
       failures = 0;
     } catch (e) {
       failures++;
+      if (resume) {
+        const expired = e instanceof ApiError && (e.status === 410 || e.status === 400 || e.status === 422);
+        if (expired || failures >= RESUME_ATTEMPTS) {
+          logger.info({ path, resourceVersion: resume, err: String(e) }, 'cannot resume the watch from the last holder\'s position; listing afresh');
+          hooks.onResume?.(false);
+          resume = undefined;
+          failures = 0;
+          continue;
+        }
+      }
       logger.warn({ path, err: String(e) }, 'list failed; retrying');
       await sleep(Math.min(30_000, 500 * 2 ** failures), signal);
       continue;

@@ -29,6 +29,8 @@ interface Pending {
   merge: (earlier: unknown, later: unknown) => unknown;
   /** something in it needs action (a pod gone, a spec changed), not just a status to record */
   urgent: boolean;
+  /** the number of the earliest queued event merged into it (see Signaller.sentThrough) */
+  first: number;
 }
 
 /**
@@ -53,7 +55,14 @@ export const URGENT_INTERVAL_MS = 50;
 export class Signaller {
   private pending = new Map<string, Pending>();
   private lastSent = new Map<string, number>();
+  /** taken from `pending` by a flush and not sent yet */
+  private readonly inFlight = new Set<Pending>();
   private wake?: () => void;
+  private muting = 0;
+  /** events queued so far, in all: each queued event is numbered by this count */
+  queued = 0;
+  /** events dropped because they were queued while muted */
+  skipped = 0;
   sent = 0;
   errors = 0;
 
@@ -69,10 +78,15 @@ export class Signaller {
   }
 
   queue<W extends Workflow, E>(target: Target<W>, event: E, merge: (earlier: E, later: E) => E, urgent = false): void {
+    if (this.muting) {
+      this.skipped++;
+      return;
+    }
+    const n = ++this.queued;
     const id = target.workflowId ?? `${target.controller}/${target.namespace}/${target.name}`;
     const prev = this.pending.get(id);
     const m = merge as (a: unknown, b: unknown) => unknown;
-    const item: Pending = { target, event: prev ? m(prev.event, event) : event, merge: m, urgent: urgent || !!prev?.urgent };
+    const item: Pending = { target, event: prev ? m(prev.event, event) : event, merge: m, urgent: urgent || !!prev?.urgent, first: prev?.first ?? n };
     this.pending.set(id, item);
     if (this.wake && this.due(id, item, Date.now())) {
       const wake = this.wake;
@@ -105,6 +119,30 @@ export class Signaller {
     });
   }
 
+  /**
+   * Runs `fn` with every event it queues dropped, and says how many: the routes' reaction to a
+   * list of what the last holder of the watch had already signalled (see WatchPositions) would
+   * only repeat it.
+   */
+  muted(fn: () => void): number {
+    const before = this.skipped;
+    this.muting++;
+    try {
+      fn();
+    } finally {
+      this.muting--;
+    }
+    return this.skipped - before;
+  }
+
+  /** Every event numbered up to this has been sent (none is pending or in flight). */
+  sentThrough(): number {
+    let oldest = this.queued + 1;
+    for (const item of this.pending.values()) oldest = Math.min(oldest, item.first);
+    for (const item of this.inFlight) oldest = Math.min(oldest, item.first);
+    return oldest - 1;
+  }
+
   /** May this key's pending signal go out now? */
   private due(id: string, item: Pending, now: number): boolean {
     const sentAt = this.lastSent.get(id);
@@ -116,17 +154,18 @@ export class Signaller {
     for (const [id, at] of this.lastSent) if (now - at >= HOT_KEY_INTERVAL_MS) this.lastSent.delete(id);
     // urgent events first: a pod to replace must not wait behind a storm's status signals
     const batch = [...this.pending.entries()].filter(([id, item]) => this.due(id, item, now)).sort(([, a], [, b]) => Number(b.urgent) - Number(a.urgent));
-    for (const [id] of batch) {
+    for (const [id, item] of batch) {
       this.pending.delete(id);
+      this.inFlight.add(item);
       this.lastSent.set(id, now);
     }
-    const inFlight = new Set<Promise<void>>();
+    const sends = new Set<Promise<void>>();
     for (const [id, item] of batch) {
-      const p: Promise<void> = this.send(id, item).finally(() => inFlight.delete(p));
-      inFlight.add(p);
-      if (inFlight.size >= concurrency) await Promise.race(inFlight);
+      const p: Promise<void> = this.send(id, item).finally(() => sends.delete(p));
+      sends.add(p);
+      if (sends.size >= concurrency) await Promise.race(sends);
     }
-    await Promise.all(inFlight);
+    await Promise.all(sends);
   }
 
   private async send(workflowId: string, item: Pending): Promise<void> {
@@ -154,7 +193,10 @@ export class Signaller {
       this.errors++;
       this.logger.warn({ controller: t.controller, key: `${t.namespace}/${t.name}`, err: String(e) }, 'signal failed; will retry');
       const prev = this.pending.get(workflowId);
-      this.pending.set(workflowId, { ...item, event: prev ? item.merge(item.event, prev.event) : item.event, urgent: item.urgent || !!prev?.urgent });
+      this.pending.set(workflowId, { ...item, event: prev ? item.merge(item.event, prev.event) : item.event, urgent: item.urgent || !!prev?.urgent,
+        first: Math.min(item.first, prev?.first ?? item.first) });
+    } finally {
+      this.inFlight.delete(item);
     }
   }
 }

@@ -4,7 +4,7 @@ import { stopProcess } from '../../starter/local/processes';
 import { up } from '../../starter/local/stack';
 import { TEST_DATA_DIR } from '../support/stack';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
-import { ManagerProcess, pidWorkingOn, startManagerProcess } from '../support/manager';
+import { ManagerProcess, metricValue, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 
 /**
@@ -85,8 +85,24 @@ test('kill -9 of the replica creating pods mid scale-up to 200: exactly 200 pods
   expect(status.replicas).toBe(200);
 });
 
-test('kill -9 of the replica holding the watch: another replica takes it over and events flow again', async () => {
+test('kill -9 of the replica holding the watch: another replica resumes it where it stood, and only the changes since are signalled', async () => {
   managers.push(await startManagerProcess(taskQueue, ARGS));
+  // idle ReplicaSets whose workflows a fresh list would each signal again
+  const IDLE = 20;
+  for (let i = 0; i < IDLE; i++) {
+    await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, { body: {
+      metadata: { name: `idle-${i}` },
+      spec: { replicas: 0, selector: { matchLabels: { app: `idle-${i}` } }, template: { metadata: { labels: { app: `idle-${i}` } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } } },
+    } });
+  }
+  await eventually('every idle ReplicaSet observed', async () => {
+    const list = (await rest.request<{ items: Array<{ metadata: { name: string; generation?: number }; status?: { observedGeneration?: number } }> }>(
+      'GET', `/apis/apps/v1/namespaces/${ns}/replicasets`)).body.items.filter((r) => r.metadata.name.startsWith('idle-'));
+    return list.length === IDLE && list.every((r) => r.status?.observedGeneration === r.metadata.generation);
+  }, 60_000, 250);
+  // the heartbeat carries a position once those signals have gone out (the worker sends the
+  // newest details every third of the 3 s heartbeat timeout)
+  await new Promise((r) => setTimeout(r, 4000));
   const holder = await eventually('informer activity running', async () => {
     const d = await client.workflow.getHandle(informerWorkflowId(taskQueue, ['replicaset', 'replicationcontroller'])).describe();
     const pid = Number(/-(\d+)$/.exec(d.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '')?.[1]);
@@ -105,6 +121,16 @@ test('kill -9 of the replica holding the watch: another replica takes it over an
     return pid !== holder.pid && managers.some((m) => m.pid === pid) ? pid : undefined;
   });
   process.stderr.write(`watch failover: pid ${holder.pid} killed; pid ${tookOver} holds the watch; scale-down done ${Date.now() - killedAt} ms after the kill\n`);
+  // it listed where the killed holder stood, without signals, and watched from there: the
+  // scale-down above came through that watch; the idle ReplicaSets heard nothing
+  const next = managers.find((m) => m.pid === tookOver)!;
+  const text = await next.metrics();
+  expect(metricValue(text, 'kcm_informer_resumes_total', { resource: 'replicasets.apps', outcome: 'resumed' })).toBe(1);
+  expect(metricValue(text, 'kcm_informer_resumes_total', { resource: 'pods', outcome: 'resumed' })).toBe(1);
+  expect(metricValue(text, 'kcm_informer_resumes_total', { outcome: 'expired' })).toBe(0);
+  const sent = metricValue(text, 'kcm_signals_sent_total', { controller: 'replicaset' });
+  process.stderr.write(`watch failover: the new holder sent ${sent} replicaset signals for ${IDLE + 1} ReplicaSets\n`);
+  expect(sent).toBeLessThan(IDLE / 2);
 });
 
 test('a kube-apiserver restart: watches reconnect (or relist) and reconciling goes on', async () => {
@@ -153,7 +179,9 @@ test('objects deleted while no replica ran: their workflows end once a replica l
   await first.kill();
   // in the background: a Job's default (orphan) would keep it, finalized, until a garbage collector ran
   for (const o of objects) await rest.request('DELETE', `${o.path}/${o.body.metadata.name}`, { body: { propagationPolicy: 'Background' } });
-  managers.push(await startManagerProcess(queue, ARGS, opts));
+  // one more controller: a new set of controllers has a watch of its own with no position to resume
+  // from, as positions compacted away by a long outage would be
+  managers.push(await startManagerProcess(queue, ARGS, { controllers: `${opts.controllers},cronjob` }));
 
   // no watch ever sees these deletions: the new replica's first list lacks the objects, and their
   // open workflows are told to read them again, or told of the deletion

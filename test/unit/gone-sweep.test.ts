@@ -1,4 +1,4 @@
-import { missingFromList, openWorkflowsQuery } from '../../activities/informers/gone-sweep';
+import { missingFromList, objectPathIn, openWorkflowsQuery } from '../../activities/informers/gone-sweep';
 
 describe('the sweep of open workflows against a first list', () => {
   const open = [
@@ -19,5 +19,11 @@ describe('the sweep of open workflows against a first list', () => {
   test('asks for one controller\'s running workflows of one kind on one deployment\'s task queues', () => {
     expect(openWorkflowsQuery('job', 'Job', 'kcm')).toBe(
       'KcmController = "job" AND KcmKind = "Job" AND ExecutionStatus = "Running" AND (TaskQueue = "kcm" OR TaskQueue STARTS_WITH "kcm/")');
+  });
+
+  test('reads an object at its path in the store\'s collection, namespaced or not', () => {
+    expect(objectPathIn('/apis/apps/v1/replicasets', 'a', 'web')).toBe('/apis/apps/v1/namespaces/a/replicasets/web');
+    expect(objectPathIn('/api/v1/nodes', '', 'n1')).toBe('/api/v1/nodes/n1');
+    expect(objectPathIn('/api/v1/services?labelSelector=x', 'b', 'svc')).toBe('/api/v1/namespaces/b/services/svc');
   });
 });
