@@ -98,6 +98,8 @@ export interface RunOptions {
   rootCaFile?: string;
   /** collect pending promises' stack traces for Temporal's stack-trace query (costly; off by default) */
   workflowStackTraces: boolean;
+  /** where SIGUSR2 writes V8 heap snapshots of the main thread and each workflow thread (off when unset) */
+  heapSnapshotDir?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,6 +222,10 @@ export function addRunOptions(cmd: Command): Command {
     '--workflow-stack-traces [bool]',
     "answer Temporal's stack-trace query (the Web UI's Stack Trace tab); the SDK then records a stack trace for every promise a workflow makes, about a quarter of the workflow thread's CPU" + ours,
     { def: RUN_DEFAULTS.workflowStackTraces },
+  );
+  add(
+    '--heap-snapshot-dir <path>',
+    'on SIGUSR2, write V8 heap snapshots of the main thread and of each workflow thread into this directory (a diagnostic: a snapshot holds whatever the process holds, its credentials included)' + ours,
   );
   add('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}, any case`, { def: RUN_DEFAULTS.logLevel, env: 'LOG_LEVEL' });
   return cmd;
@@ -344,6 +350,20 @@ class Reader {
     const b = typeof g.value === 'string' ? parseGoBool(g.value.trim()) : undefined;
     if (b === undefined) return this.fail(g.origin, g.value, 'is not a boolean (true or false)') ?? opts.def;
     return b;
+  }
+
+  existingDir(flag: string): string | undefined {
+    const p = this.string(flag);
+    if (p === undefined) return undefined;
+    const origin = this.origin(flag);
+    let st: fs.Stats;
+    try {
+      st = fs.statSync(p);
+    } catch {
+      return this.fail(origin, p, 'does not exist');
+    }
+    if (!st.isDirectory()) return this.fail(origin, p, 'is not a directory');
+    return p;
   }
 
   existingFile(flag: string): string | undefined {
@@ -535,6 +555,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
 
   const useServiceAccountCredentials = r.bool('use-service-account-credentials', { def: RUN_DEFAULTS.useServiceAccountCredentials });
   const workflowStackTraces = r.bool('workflow-stack-traces', { def: RUN_DEFAULTS.workflowStackTraces });
+  const heapSnapshotDir = r.existingDir('heap-snapshot-dir');
   const rootCaFile = r.existingFile('root-ca-file');
 
   const levelText = r.string('log-level', { def: RUN_DEFAULTS.logLevel }).toLowerCase();
@@ -570,6 +591,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     useServiceAccountCredentials,
     ...(rootCaFile ? { rootCaFile } : {}),
     workflowStackTraces,
+    ...(heapSnapshotDir ? { heapSnapshotDir } : {}),
   };
 }
 

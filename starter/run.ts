@@ -1,6 +1,7 @@
 import { DefaultLogger, LogLevel as TemporalLogLevel, Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { startManager } from '../workers/manager';
+import { writeHeapSnapshots } from '../workers/shared-workflow-threads';
 import { createLogger } from '../workers/logger';
 import { createMetrics } from '../workers/metrics';
 import { UPSTREAM_REQUIRED_GATES, gatesOff } from '../workers/feature-gates';
@@ -77,6 +78,16 @@ export async function runManager(opts: RunOptions): Promise<void> {
     await manager?.shutdown();
     await health?.close();
   };
+  const heapDir = opts.heapSnapshotDir;
+  if (heapDir) {
+    process.on('SIGUSR2', () => {
+      logger.info({ dir: heapDir }, 'writing heap snapshots');
+      writeHeapSnapshots(heapDir).then(
+        (files) => logger.info({ files }, 'heap snapshots written'),
+        (e: unknown) => logger.error({ err: String(e) }, 'heap snapshots failed'),
+      );
+    });
+  }
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
   await manager.running;

@@ -1,3 +1,7 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import * as v8 from 'node:v8';
 import { Worker as NodeWorker } from 'node:worker_threads';
 import { CompiledWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
 import { ThreadedVMWorkflowCreator, WorkerThreadClient } from '@temporalio/worker/lib/workflow/threaded-vm';
@@ -35,6 +39,8 @@ export const sharingSupported = typeof hook === 'function';
 let shared: { creator: Promise<Creator>; users: number } | undefined;
 let activityNames: ReadonlySet<string> = new Set();
 let stackTraces = false;
+/** the workflow threads this module started, for heap snapshots */
+const threads = new Set<NodeWorker>();
 
 /**
  * The SDK's own workflow thread, with the promise hook of its stack-trace collection never set (the
@@ -51,8 +57,12 @@ function threadSource(): string {
 
 /** The SDK's threaded workflow runner (as its own `ThreadedVMWorkflowCreator.create` makes it), on threads of threadSource(). */
 async function startThreads(bundle: Bundle, compiledOptions: CompiledWorkerOptions, logger: SdkLogger, names: ReadonlySet<string>): Promise<Creator> {
-  const clients = Array.from({ length: Math.max(1, compiledOptions.workflowThreadPoolSize) }, () =>
-    new WorkerThreadClient(new NodeWorker(threadSource(), { eval: true }), logger, compiledOptions.patchActivationCallback));
+  const clients = Array.from({ length: Math.max(1, compiledOptions.workflowThreadPoolSize) }, () => {
+    const thread = new NodeWorker(threadSource(), { eval: true });
+    threads.add(thread);
+    thread.once('exit', () => threads.delete(thread));
+    return new WorkerThreadClient(thread, logger, compiledOptions.patchActivationCallback);
+  });
   await Promise.all(clients.map((client) => client.send({
     type: 'init',
     workflowBundle: bundle,
@@ -100,4 +110,22 @@ export function createSharedThreadWorker(options: WorkerOptions, allActivityName
   activityNames = allActivityNames;
   stackTraces = workflowStackTraces;
   return sharingSupported ? SharedThreadWorker.create(options) : Worker.create(options);
+}
+
+/**
+ * Writes a V8 heap snapshot of the main thread and of each workflow thread started here into
+ * `dir` (`<stamp>-main.heapsnapshot`, `<stamp>-workflows-<i>.heapsnapshot`) and returns their
+ * paths. The workflow threads hold every cached workflow run, which is where a replica's memory
+ * grows with its objects; Node's own --heapsnapshot-signal sees only the main thread.
+ */
+export async function writeHeapSnapshots(dir: string): Promise<string[]> {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const written = [v8.writeHeapSnapshot(path.join(dir, `${stamp}-main.heapsnapshot`))];
+  let i = 0;
+  for (const thread of threads) {
+    const file = path.join(dir, `${stamp}-workflows-${i++}.heapsnapshot`);
+    await pipeline(await thread.getHeapSnapshot(), fs.createWriteStream(file));
+    written.push(file);
+  }
+  return written;
 }

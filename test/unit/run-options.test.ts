@@ -210,6 +210,15 @@ describe('resolveRunOptions flags', () => {
     expect(problem(['--kubeconfig', dir])).toMatch(/is not a file/);
   });
 
+  test('--heap-snapshot-dir must be an existing directory; unset, no snapshots', () => {
+    expect(run([]).heapSnapshotDir).toBeUndefined();
+    expect(run(['--heap-snapshot-dir', dir]).heapSnapshotDir).toBe(dir);
+    expect(problem(['--heap-snapshot-dir', path.join(dir, 'missing')])).toMatch(/--heap-snapshot-dir: ".*missing" does not exist/);
+    const file = path.join(dir, 'a-file');
+    fs.writeFileSync(file, '');
+    expect(problem(['--heap-snapshot-dir', file])).toMatch(/is not a directory/);
+  });
+
   test.each([
     [['--kube-api-qps', 'fast'], '--kube-api-qps: "fast" is not a number'],
     [['--kube-api-qps', '0'], 'must be greater than 0'],
