@@ -24,6 +24,7 @@ import { descriptorOf, implementedOf } from './registry';
 import { Metrics, resourceOfPath } from './metrics';
 import { ensureSearchAttributes } from './search-attributes';
 import { createSharedThreadWorker, sharingSupported } from './shared-workflow-threads';
+import { DATA_CONVERTER } from './payload-codec';
 
 function runningLocally(): boolean {
   try {
@@ -103,7 +104,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
 
   const tls = opts.temporalTls ? loadTemporalTls(opts.temporalTls) : undefined;
   const connection = await Connection.connect({ address: opts.temporalAddress, tls });
-  const client = new Client({ connection, namespace: opts.temporalNamespace });
+  const client = new Client({ connection, namespace: opts.temporalNamespace, dataConverter: DATA_CONVERTER });
   await ensureSearchAttributes(connection, opts.temporalNamespace);
   const nativeConnection = await NativeConnection.connect({ address: opts.temporalAddress, tls });
   const instance = `${os.hostname()}-${process.pid}`;
@@ -182,6 +183,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     workflowBundle,
     sinks,
     identity: instance,
+    dataConverter: DATA_CONVERTER,
     // a dead replica's sticky workflow tasks move to the shared queue quickly
     stickyQueueScheduleToStartTimeout: '2s',
   } as const;
@@ -217,6 +219,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     taskQueue: informerQueue,
     activities: informerActivities,
     identity: instance,
+    dataConverter: DATA_CONVERTER,
     maxConcurrentActivityTaskExecutions: 1,
     // The SDK sends a heartbeat at most once per 80% of the timeout, which at the 3 s default left
     // 0.6 s for the send and the server's write: a replica busy starting every controller lost its

@@ -2,6 +2,7 @@ import { temporal } from '@temporalio/proto';
 import { Client, Connection } from '@temporalio/client';
 import { informerWorkflowIdOf } from '../../workflows/informer';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
+import { DATA_CONVERTER } from '../../workers/payload-codec';
 
 export interface TemporalHandle {
   client: Client;
@@ -10,7 +11,7 @@ export interface TemporalHandle {
 
 export async function connectTemporal(address: string): Promise<TemporalHandle> {
   const connection = await Connection.connect({ address });
-  return { client: new Client({ connection }), close: () => connection.close() };
+  return { client: new Client({ connection, dataConverter: DATA_CONVERTER }), close: () => connection.close() };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { type TemporalTarget, loadTemporalTls } from '../run-options';
+import { DATA_CONVERTER } from '../../workers/payload-codec';
 
 /*
  * The operator commands (why, replay, state, pause, resume) take `run`'s Temporal flags and
@@ -11,7 +12,7 @@ export { addTemporalOptions, resolveTemporalTarget, type TemporalTarget } from '
 export async function withTemporalClient<T>(target: TemporalTarget, fn: (client: Client) => Promise<T>): Promise<T> {
   const connection = await Connection.connect({ address: target.address, tls: target.tls ? loadTemporalTls(target.tls) : undefined });
   try {
-    return await fn(new Client({ connection, namespace: target.namespace }));
+    return await fn(new Client({ connection, namespace: target.namespace, dataConverter: DATA_CONVERTER }));
   } finally {
     await connection.close();
   }

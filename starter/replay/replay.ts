@@ -6,6 +6,7 @@ import { temporal } from '@temporalio/proto';
 import { DefaultLogger, InjectedSinks, Logger, ReplayError, Worker, WorkflowBundleWithSourceMap, bundleWorkflowCode } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { KcmSinks } from '../../workflows/runtime/sinks';
+import { DATA_CONVERTER } from '../../workers/payload-codec';
 
 /*
  * Replays one recorded workflow history against workflow code, the way a worker would after a
@@ -162,7 +163,7 @@ export async function replayHistory(opts: ReplayHistoryOptions): Promise<ReplayR
 export async function replayMany(bundle: WorkflowBundleWithSourceMap, histories: Array<{ workflowId: string; history: temporal.api.history.v1.IHistory }>):
   Promise<Map<string, Error | undefined>> {
   const out = new Map<string, Error | undefined>();
-  const results = Worker.runReplayHistories({ workflowBundle: bundle, sinks: noopSinks, replayName: 'temporal-kcm-replay' }, histories);
+  const results = Worker.runReplayHistories({ workflowBundle: bundle, sinks: noopSinks, replayName: 'temporal-kcm-replay', dataConverter: DATA_CONVERTER }, histories);
   for await (const r of results) out.set(r.workflowId, r.error);
   return out;
 }
@@ -175,7 +176,7 @@ async function replayPrefix(
   workflowId: string,
 ): Promise<Error | undefined> {
   try {
-    await Worker.runReplayHistory({ workflowBundle: bundle, sinks: noopSinks, replayName: 'temporal-kcm-replay' }, { events: events.slice(0, upTo) }, workflowId);
+    await Worker.runReplayHistory({ workflowBundle: bundle, sinks: noopSinks, replayName: 'temporal-kcm-replay', dataConverter: DATA_CONVERTER }, { events: events.slice(0, upTo) }, workflowId);
     return undefined;
   } catch (e) {
     // anything else (a bad bundle, a malformed history) is not an answer about this history

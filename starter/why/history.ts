@@ -4,6 +4,7 @@
  * and the decoding of payloads, event attributes, durations, failures and search attributes.
  */
 import { MAX_VALUE_CHARS, isObj, safeString } from './redaction';
+import { ZLIB_ENCODING, unpackZlibPayload } from '../../workers/payload-codec';
 
 export interface PayloadJson {
   metadata?: Record<string, string>;
@@ -56,6 +57,16 @@ export function decodePayload(p: PayloadJson | undefined): unknown {
   if (!p) return undefined;
   const encoding = b64(p.metadata?.encoding);
   if (encoding === 'binary/null') return undefined;
+  if (encoding === ZLIB_ENCODING) {
+    // a large payload, compressed by the project's codec: the payload it holds, decoded as any other
+    try {
+      const inner = unpackZlibPayload(Buffer.from(p.data ?? '', 'base64'));
+      const b64of = (b: Uint8Array | null | undefined) => Buffer.from(b ?? new Uint8Array()).toString('base64');
+      return decodePayload({ metadata: Object.fromEntries(Object.entries(inner.metadata ?? {}).map(([k, v]) => [k, b64of(v)])), data: b64of(inner.data) });
+    } catch {
+      return '<undecodable payload>';
+    }
+  }
   if (encoding !== 'json/plain') return `<${encoding || 'unknown'} payload>`;
   try {
     return JSON.parse(b64(p.data)) as unknown;

@@ -5,6 +5,7 @@ import { locateBinary } from '../../starter/local/binaries';
 import { KCM_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import type { KcmSinks } from '../../workflows/runtime/sinks';
 import { STATE_QUERY, type LoopState } from '../../workflows/runtime/object-loop';
+import { DATA_CONVERTER } from '../../workers/payload-codec';
 
 /** Sinks that drop what workflows report: the tests read state through queries and histories. */
 export const SILENT_SINKS: InjectedSinks<KcmSinks> = {
@@ -30,6 +31,7 @@ export async function startWorkflowEnv(o: { taskQueue: string; workflowsPath: st
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const env = await TestWorkflowEnvironment.createLocal({
     server: { executable: { type: 'existing-path', path: temporalCli.path }, searchAttributes: [...KCM_SEARCH_ATTRIBUTES] },
+    client: { dataConverter: DATA_CONVERTER },
   });
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -38,6 +40,7 @@ export async function startWorkflowEnv(o: { taskQueue: string; workflowsPath: st
     workflowsPath: o.workflowsPath,
     activities: o.activities,
     sinks: SILENT_SINKS,
+    dataConverter: DATA_CONVERTER,
   });
   const running = worker.run();
   return {

@@ -9,11 +9,11 @@ import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { settledAfter, workflowEnvPerSuite } from '../support/workflow-env';
 
 /*
- * The ReplicaSet workflow's pod-name counter, wired as it runs: the real workflow on the Temporal
- * dev server, in-process activities over a small fake pod store that answers a taken name as the
- * API would (AlreadyExists).
+ * The ReplicaSet workflow wired as it runs: the real workflow on the Temporal dev server, with the
+ * project's data converter, and in-process activities over a small fake pod store that answers a
+ * taken name as the API would (AlreadyExists).
  *
- * The case: pods of ours exist under names the counter has not passed. That is what a workflow task
+ * The pod-name counter: pods of ours exist under names the counter has not passed. That is what a workflow task
  * that created pods through local activities and then failed leaves behind (a failed task records
  * nothing, so the retry starts from the old counter). A replacement must get a name after every
  * name seen, never a gone or living pod's name: upstream's random suffixes never repeat.
@@ -145,3 +145,20 @@ test('names seen in a signal\'s cache snapshot move the counter, with no API rea
   expect(s.view?.nextPodSequence).toBe(4);
   await h.terminate('test done');
 }, 60_000);
+
+test('an owner of 6,000 pods: its observation, over the server\'s 2 MiB payload limit as JSON, goes through compressed', async () => {
+  const owner = ownerObject('large', 'large-uid', 6000);
+  owners.set('large', owner);
+  for (let seq = 0; seq < 6000; seq++) {
+    const p = pod(owner, podName('large', owner.uid, seq));
+    podsOf('large').set(p.name, p);
+  }
+  expect(Buffer.byteLength(JSON.stringify([...podsOf('large').values()]))).toBeGreaterThan(2 * 1024 * 1024);
+  const h = await env().client.workflow.start(replicaOwnerWorkflow, { workflowId: `replicaset/${NS}/large`, taskQueue, args: [{ ...input(owner), nextSeq: 6000 }] });
+  const s = await settledAfter(h, 1);
+  expect(observedOwners).toContain('large');
+  expect(s.view?.activePods).toBe(6000);
+  expect(s.view?.readyPods).toBe(6000);
+  expect(created.filter((c) => c.owner === 'large')).toEqual([]);
+  await h.terminate('test done');
+}, 120_000);
