@@ -157,9 +157,9 @@ export function renderCurve(r: BenchResults, plan: CurvePlan, rawPath: string, c
     'a new replica started after each kill; from the kill:', '');
   out.push(...table(['measure', 'median', 'worst'], [
     ['the watch activity running on another replica', 'watchMoved'],
-    ['that replica watching every resource again (relisted)', 'watching'],
+    ['that replica watching every resource again (resumed at the last position, or relisted)', 'watching'],
     ['the deleted pod replaced', 'replaced'],
-    ['every reconcile the new watch\'s list caused done', 'quiet'],
+    ['every reconcile after the move done (reconcile counters still for 5 s)', 'quiet'],
   ].map(([label, k]) => [label, fmt(ours(largest, `failover.${k}Ms`), 'ms'), fmt(ours(largest, `failover.${k}WorstMs`), 'ms')])
     .concat([['reconciles from the replacement until quiet', fmt(ours(largest, 'failover.reconciles'), 'n'), fmt(ours(largest, 'failover.reconcilesWorst'), 'n')]])), '');
   if (chartFiles.length) {
