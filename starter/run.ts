@@ -20,6 +20,9 @@ const ROUTINE_SDK_LINES = ['Worker state changed', 'No Nexus services registered
 function installRuntimeLogger(logger: Logger, level: string): void {
   const sdk = logger.child({ component: 'temporal' });
   Runtime.install({
+    // the SDK's default list adds SIGUSR2 (nodemon's restart signal): here it asks for heap snapshots
+    // (--heap-snapshot-dir) and must not stop the workers
+    shutdownSignals: ['SIGINT', 'SIGTERM', 'SIGQUIT'],
     logger: new DefaultLogger(TEMPORAL_LEVEL[level] ?? 'INFO', (entry) => {
       const meta = { ...entry.meta };
       // workflow IDs are <controller>/<namespace>/<name>: the controller and object key every line carries
