@@ -353,20 +353,14 @@ class Reader {
   }
 
   existingDir(flag: string): string | undefined {
-    const p = this.string(flag);
-    if (p === undefined) return undefined;
-    const origin = this.origin(flag);
-    let st: fs.Stats;
-    try {
-      st = fs.statSync(p);
-    } catch {
-      return this.fail(origin, p, 'does not exist');
-    }
-    if (!st.isDirectory()) return this.fail(origin, p, 'is not a directory');
-    return p;
+    return this.existing(flag, 'directory');
   }
 
   existingFile(flag: string): string | undefined {
+    return this.existing(flag, 'file');
+  }
+
+  private existing(flag: string, kind: 'file' | 'directory'): string | undefined {
     const p = this.string(flag);
     if (p === undefined) return undefined;
     const origin = this.origin(flag);
@@ -376,7 +370,7 @@ class Reader {
     } catch {
       return this.fail(origin, p, 'does not exist');
     }
-    if (!st.isFile()) return this.fail(origin, p, 'is not a file');
+    if (kind === 'file' ? !st.isFile() : !st.isDirectory()) return this.fail(origin, p, `is not a ${kind}`);
     return p;
   }
 }

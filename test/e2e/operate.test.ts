@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { repoRoot } from '../../starter/local/paths';
@@ -10,7 +12,8 @@ import { ManagerProcess, startManagerProcess } from '../support/manager';
  * Operating reconciles through Temporal: `why` tells an object's decisions from its histories,
  * `state` asks a running workflow what it believes, `pause`/`resume` hold one object's writes,
  * a failing object is found by its KcmLastError search attribute, and `replay` checks a real
- * history against the code (and catches a deliberately changed workflow).
+ * history against the code (and catches a deliberately changed workflow), and SIGUSR2 writes heap
+ * snapshots of both threads while the replica goes on.
  */
 const rest = testRest(testKubeConfig());
 const taskQueue = uniqueName('operate-e2e');
@@ -18,6 +21,7 @@ let manager: ManagerProcess;
 let ns: string;
 let connection: Connection;
 let client: Client;
+const heapDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kcm-heap-'));
 
 const cli = (args: string[]) => runCli([...args, '--temporal-address', temporalAddress()], process.env, 120_000);
 
@@ -39,7 +43,7 @@ const readyIs = (name: string, n: number) => eventually(`${name} at ${n} ready`,
 
 beforeAll(async () => {
   ns = await freshNamespace(testKubeConfig(), 'operate');
-  manager = await startManagerProcess(taskQueue, ['--controllers', 'replicaset', '--resync-backoff-max', '4s']);
+  manager = await startManagerProcess(taskQueue, ['--controllers', 'replicaset', '--resync-backoff-max', '4s', '--heap-snapshot-dir', heapDir]);
   connection = await Connection.connect({ address: temporalAddress() });
   client = new Client({ connection });
 });
@@ -49,6 +53,7 @@ afterAll(async () => {
   await rest.request('DELETE', `/api/v1/namespaces/${ns}/pods`).catch(() => undefined);
   await manager?.kill();
   await connection?.close();
+  fs.rmSync(heapDir, { recursive: true, force: true });
 });
 
 test('why on a ReplicaSet scaled 3->6->2 shows both decisions, with their reasons, in order', async () => {
@@ -152,4 +157,23 @@ test('replay: a real history replays against the code; a deliberately changed wo
   expect(`${bad.stdout}${bad.stderr}`).toMatch(/event\s+#?\d+/i);
 
   expect((await cli(['replay'])).code).toBe(2);
+}, 180_000);
+
+test('SIGUSR2 writes heap snapshots of the main and the workflow thread; the replica keeps reconciling', async () => {
+  await createReplicaSet('heap', 1);
+  await readyIs('heap', 1);
+  process.kill(manager.pid, 'SIGUSR2');
+  const files = await eventually('both snapshots written', async () => {
+    if (!fs.readFileSync(manager.logFile, 'utf8').includes('heap snapshots written')) return undefined;
+    const names = fs.readdirSync(heapDir);
+    return names.some((n) => n.endsWith('-main.heapsnapshot')) && names.some((n) => n.endsWith('-workflows-0.heapsnapshot')) ? names : undefined;
+  }, 120_000, 500);
+  for (const f of files) {
+    const snap = JSON.parse(fs.readFileSync(path.join(heapDir, f), 'utf8')) as { snapshot: { node_count: number } };
+    expect(snap.snapshot.node_count).toBeGreaterThan(1000);
+  }
+  // the SDK's default shutdown signals include SIGUSR2: the workers must not have stopped
+  expect(manager.child.exitCode).toBeNull();
+  await scale('heap', 3);
+  await readyIs('heap', 3);
 }, 180_000);
