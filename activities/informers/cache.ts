@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { KubeObject } from '../kube/projections';
-import type { KubeRest } from '../kube/rest';
+import { onAbort, type KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath, type ResourceType } from '../kube/resources';
 import { METADATA, covers, metadataOnly, prune, unionMask, type FieldMask } from './fields';
 import type { WatchPositions } from './positions';
@@ -78,6 +78,11 @@ export class InformerCache {
   private readonly reflectors: Array<Promise<void>> = [];
   private signal?: AbortSignal;
   private resume?: CacheResume;
+  /**
+   * While a resume is under way: the resources with a position whose first list is still to come,
+   * and the watches waiting for them (see start).
+   */
+  private resuming?: { unlisted: Set<string>; done: Promise<void>; release: () => void };
 
   constructor(
     private readonly rest: KubeRest,
@@ -161,6 +166,18 @@ export class InformerCache {
   start(signal: AbortSignal, resume?: CacheResume): void {
     this.signal = signal;
     this.resume = resume;
+    // A resumed list is taken in without signals, so nothing may reach the routes from a watch
+    // until every resumed store has listed: a route that drops an event it cannot place yet (a pod
+    // whose owner's store is still empty) counts on that store's first list to send the owner its
+    // state, and a resumed list sends nothing. The last holder had every store listed at these
+    // positions; the watches start from the same state.
+    const unlisted = new Set(resume ? [...this.entries.keys()].filter((p) => resume.positions[p] !== undefined) : []);
+    if (unlisted.size) {
+      let release!: () => void;
+      const done = new Promise<void>((r) => { release = r; });
+      this.resuming = { unlisted, done, release };
+      onAbort(signal, release);
+    }
     for (const [path, e] of this.entries) if (!e.running) this.run(path, e);
   }
 
@@ -197,14 +214,22 @@ export class InformerCache {
     const o = this.observer;
     o.onReflector?.(label, true);
     const resume = this.resume;
+    const resuming = this.resuming?.unlisted.has(path) ? this.resuming : undefined;
+    const listed = () => {
+      if (!resuming?.unlisted.delete(path) || resuming.unlisted.size) return;
+      this.resuming = undefined;
+      resuming.release();
+    };
     this.reflectors.push(reflect(this.rest, path, {
       relisted: (objects, rv, resumed) => {
         if (!resumed || !resume) {
           e.store.replace(objects, rv);
+          listed();
           return;
         }
         const skipped = resume.quietly(() => e.store.replace(objects, rv));
         this.logger.info({ resource: label, resourceVersion: rv, objects: objects.length, signalsSkipped: skipped }, 'watch resumed from the last holder\'s position');
+        listed();
       },
       bookmark: (rv) => e.store.advance(rv),
       event: (type, obj) => {
@@ -215,6 +240,7 @@ export class InformerCache {
       onList: () => o.onList?.(label),
       onWatch: (open) => o.onWatch?.(label, open),
       onResume: (resumed) => o.onResume?.(label, resumed),
+      ...(resuming ? { beforeFirstWatch: () => resuming.done } : {}),
     }, resume?.positions[path]).catch((err: unknown) => this.logger.error({ resource: label, err: String(err) }, 'reflector failed'))
       .finally(() => o.onReflector?.(label, false)));
   }

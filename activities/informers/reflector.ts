@@ -40,6 +40,8 @@ export interface ReflectorHooks {
   onWatch?(open: boolean): void;
   /** the position to resume from was listed (true), or could not be and a fresh list follows (false) */
   onResume?(resumed: boolean): void;
+  /** awaited once, between the first list and the first watch */
+  beforeFirstWatch?(): Promise<void>;
 }
 
 /** A resume that fails for another reason than an expired position is tried this often before a fresh list. */
@@ -58,6 +60,7 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
   accept?: { list: string; watch: string }, hooks: ReflectorHooks = {}, resumeFrom?: string): Promise<void> {
   let failures = 0;
   let resume = resumeFrom;
+  let watched = false;
   // a path may carry its own selector (e.g. secrets of one type)
   const q = path.includes('?') ? '&' : '?';
   while (!signal.aborted) {
@@ -95,6 +98,10 @@ export async function reflect(rest: KubeRest, path: string, h: Handler, signal: 
       logger.warn({ path, err: String(e) }, 'list failed; retrying');
       await sleep(Math.min(30_000, 500 * 2 ** failures), signal);
       continue;
+    }
+    if (!watched) {
+      watched = true;
+      await hooks.beforeFirstWatch?.();
     }
     for (;;) {
       if (signal.aborted) return;

@@ -111,12 +111,13 @@ describe('the cache resuming at the last holder\'s positions', () => {
   const pod = (name: string, rv: string): KubeObject => ({ metadata: { namespace: 'ns', name, uid: `u-${name}`, resourceVersion: rv } });
 
   /** Lists answer from `items`; a list at an exact version of `expired` answers 410; watches replay `events` then stay open. */
-  function fakeRest(items: Record<string, KubeObject[]>, opts: { expired?: string[]; events?: Record<string, Array<{ type: string; object: KubeObject }>> } = {}) {
+  function fakeRest(items: Record<string, KubeObject[]>, opts: { expired?: string[]; events?: Record<string, Array<{ type: string; object: KubeObject }>>; listDelayMs?: Record<string, number> } = {}) {
     const calls: string[] = [];
     const rest = {
       request: async (_m: string, path: string) => {
         calls.push(path);
         const base = path.replace(/\?.*$/, '');
+        await new Promise((r) => setTimeout(r, opts.listDelayMs?.[base] ?? 0));
         const exact = /resourceVersion=(\d+)&resourceVersionMatch=Exact/.exec(path)?.[1];
         if (exact && opts.expired?.includes(base)) throw new ApiError(410, 'Expired', 'too old resource version');
         return { status: 200, headers: {}, body: { items: items[base] ?? [], metadata: { resourceVersion: exact ?? '100' } } };
@@ -130,7 +131,7 @@ describe('the cache resuming at the last holder\'s positions', () => {
     return { rest, calls };
   }
 
-  async function run(rest: KubeRest, positions: Record<string, string> | undefined) {
+  async function run(rest: KubeRest, positions: Record<string, string> | undefined, waitMs = 30) {
     const { client } = gatedClient();
     const signaller = new Signaller(client, 'q', quiet);
     const cache = new InformerCache(rest, quiet);
@@ -139,7 +140,7 @@ describe('the cache resuming at the last holder\'s positions', () => {
       cache.watch(path, { metadata: true }, {
         onEvent: (e) => {
           const o = e.type === 'deleted' ? e.old : e.obj;
-          events.push(`${e.type}:${o.metadata?.name}:${e.source}`);
+          events.push(`${e.type}:${o.metadata?.name}:${e.source}${path === PODS && e.source === 'watch' ? `:owners-listed=${cache.store(RS)?.synced}` : ''}`);
           signaller.queue(target(o.metadata?.name ?? ''), e.type, keepLater);
         },
       });
@@ -147,7 +148,7 @@ describe('the cache resuming at the last holder\'s positions', () => {
     const abort = new AbortController();
     expect(cache.positions()).toBeUndefined();
     cache.start(abort.signal, positions && { positions, quietly: (fn) => signaller.muted(fn) });
-    await new Promise((r) => setTimeout(r, 30));
+    await new Promise((r) => setTimeout(r, waitMs));
     const stop = async () => { abort.abort(); await cache.stopped(); };
     return { signaller, cache, events, stop };
   }
@@ -162,7 +163,8 @@ describe('the cache resuming at the last holder\'s positions', () => {
     expect(calls.find((c) => c.startsWith(`${PODS}?watch`))).toContain('resourceVersion=50');
     expect(calls.find((c) => c.startsWith(`${RS}?limit`))).not.toContain('resourceVersionMatch');
     // the routes saw every object (their state is rebuilt) ...
-    expect(events.sort()).toEqual(['added:p1:list', 'added:p2:list', 'added:r1:list', 'deleted:p2:watch']);
+    // (replicasets have no position: their list is signalled, so the pods' watch need not wait for it)
+    expect(events.map((e) => e.replace(/:owners-listed=.*/, '')).sort()).toEqual(['added:p1:list', 'added:p2:list', 'added:r1:list', 'deleted:p2:watch']);
     // ... but only the fresh list's object and the change since went out as signals
     expect(signaller.skipped).toBe(2);
     expect(signaller.queued).toBe(2);
@@ -179,6 +181,18 @@ describe('the cache resuming at the last holder\'s positions', () => {
     expect(events).toEqual(['added:p1:list']);
     expect(signaller.skipped).toBe(0);
     expect(signaller.queued).toBe(1);
+    await stop();
+  });
+
+  test('no resumed watch reaches the routes before every resumed store has listed', async () => {
+    // the pods' changes since the position would otherwise reach a route whose owners' store is
+    // still empty, and be dropped, with the owners' muted list not covering them
+    const { rest } = fakeRest({ [PODS]: [pod('p1', '40'), pod('p2', '41')], [RS]: [pod('r1', '30')] }, {
+      events: { [PODS]: [{ type: 'DELETED', object: pod('p2', '55') }] },
+      listDelayMs: { [RS]: 150 },
+    });
+    const { events, stop } = await run(rest, { [PODS]: '50', [RS]: '50' }, 300);
+    expect(events).toEqual(['added:p1:list', 'added:p2:list', 'added:r1:list', 'deleted:p2:watch:owners-listed=true']);
     await stop();
   });
 });
