@@ -214,6 +214,8 @@ export class InformerCache {
     const o = this.observer;
     o.onReflector?.(label, true);
     const resume = this.resume;
+    // a resource registered while the resume is under way (the collector's discovery) joins it
+    if (this.resuming && resume?.positions[path] !== undefined) this.resuming.unlisted.add(path);
     const resuming = this.resuming?.unlisted.has(path) ? this.resuming : undefined;
     const listed = () => {
       if (!resuming?.unlisted.delete(path) || resuming.unlisted.size) return;
