@@ -224,13 +224,12 @@ export class InformerCache {
     };
     this.reflectors.push(reflect(this.rest, path, {
       relisted: (objects, rv, resumed) => {
-        if (!resumed || !resume) {
+        if (resumed && resume) {
+          const skipped = resume.quietly(() => e.store.replace(objects, rv));
+          this.logger.info({ resource: label, resourceVersion: rv, objects: objects.length, signalsSkipped: skipped }, 'watch resumed from the last holder\'s position');
+        } else {
           e.store.replace(objects, rv);
-          listed();
-          return;
         }
-        const skipped = resume.quietly(() => e.store.replace(objects, rv));
-        this.logger.info({ resource: label, resourceVersion: rv, objects: objects.length, signalsSkipped: skipped }, 'watch resumed from the last holder\'s position');
         listed();
       },
       bookmark: (rv) => e.store.advance(rv),
