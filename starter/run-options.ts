@@ -100,6 +100,8 @@ export interface RunOptions {
   workflowStackTraces: boolean;
   /** where SIGUSR2 writes V8 heap snapshots of the main thread and each workflow thread (off when unset) */
   heapSnapshotDir?: string;
+  /** the most workflow runs each controller's worker keeps cached (0: none); unset, the SDK's default from the heap limit */
+  maxCachedWorkflows?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -214,6 +216,10 @@ export function addRunOptions(cmd: Command): Command {
   });
   add('--resync-backoff-max <duration>', 'longest retry delay' + testTuning, { def: RUN_DEFAULTS.resyncBackoffMax });
   add('--max-history-events <int>', 'workflow history length that triggers continue-as-new' + testTuning, { def: RUN_DEFAULTS.maxHistoryEvents });
+  add(
+    '--max-cached-workflows <int>',
+    "the most object workflows each controller keeps in memory between their reconciles; a run not kept is rebuilt by replaying its history at its next reconcile. 0 keeps none; unset, the Temporal SDK's default, from the heap limit (about 2,300 per controller with Node's default heap)" + ours,
+  );
   add('--informer-heartbeat-timeout <duration>', 'a watch activity silent this long is presumed dead and restarted' + testTuning, {
     def: RUN_DEFAULTS.informerHeartbeatTimeout,
   });
@@ -275,6 +281,11 @@ class Reader {
   /** The name to blame for a value that parsed but is still wrong. */
   origin(flag: string): string {
     return this.given(flag)?.origin ?? `--${flag}`;
+  }
+
+  /** Given on the command line or through the environment. */
+  isGiven(flag: string): boolean {
+    return this.given(flag) !== undefined;
   }
 
   /** Given on the command line (not through the environment, not defaulted). */
@@ -550,6 +561,9 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   const useServiceAccountCredentials = r.bool('use-service-account-credentials', { def: RUN_DEFAULTS.useServiceAccountCredentials });
   const workflowStackTraces = r.bool('workflow-stack-traces', { def: RUN_DEFAULTS.workflowStackTraces });
   const heapSnapshotDir = r.existingDir('heap-snapshot-dir');
+  const maxCachedWorkflows = r.isGiven('max-cached-workflows') ? r.int('max-cached-workflows', { def: 0, min: 0, max: INT32_MAX }) : undefined;
+  // the SDK quietly turns 1 into 2: a run's task needs a slot beside the one it may evict
+  if (maxCachedWorkflows === 1) r.fail(r.origin('max-cached-workflows'), '1', 'must be 0 (keep none) or at least 2');
   const rootCaFile = r.existingFile('root-ca-file');
 
   const levelText = r.string('log-level', { def: RUN_DEFAULTS.logLevel }).toLowerCase();
@@ -586,6 +600,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     ...(rootCaFile ? { rootCaFile } : {}),
     workflowStackTraces,
     ...(heapSnapshotDir ? { heapSnapshotDir } : {}),
+    ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
   };
 }
 

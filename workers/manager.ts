@@ -73,6 +73,11 @@ function instrument<T extends Record<string, (...args: never[]) => Promise<unkno
  * The CA bundle to publish: --root-ca-file, else the kubeconfig's own CA for the API server, as
  * upstream falls back to its client configuration's CA data.
  */
+/** How many runs a worker keeps cached, read when /metrics is scraped. */
+function cachedRunsOf(worker: Worker): () => number {
+  return () => worker.getStatus().numCachedWorkflows;
+}
+
 export function rootCaOf(opts: RunOptions, kc: Pick<ResolvedKubeconfig, 'clusterCa'>): string | undefined {
   if (opts.rootCaFile) return fs.readFileSync(opts.rootCaFile, 'utf8');
   return kc.clusterCa;
@@ -186,7 +191,11 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     dataConverter: DATA_CONVERTER,
     // a dead replica's sticky workflow tasks move to the shared queue quickly
     stickyQueueScheduleToStartTimeout: '2s',
+    ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
   } as const;
+  // a workflow task occupies a cache slot while it runs, so a cache smaller than the task slots
+  // would leave slots idle (the SDK lowers them itself, with a warning per worker)
+  const workflowTaskSlots = (n: number) => (opts.maxCachedWorkflows ? Math.min(n, opts.maxCachedWorkflows) : n);
 
   // One worker per controller, on its own queue: --concurrent-X-syncs bounds that controller alone,
   // as upstream's workers per controller do, and a storm in one cannot queue another's reconciles.
@@ -200,8 +209,9 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       maxConcurrentActivityTaskExecutions: Math.max(1, syncs),
       // a local activity runs under its workflow task: these bound that controller's API work as the activities' slots do
       maxConcurrentLocalActivityExecutions: Math.max(1, syncs),
-      maxConcurrentWorkflowTaskExecutions: Math.max(2, syncs),
+      maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(Math.max(2, syncs)),
     }, allActivityNames, opts.workflowStackTraces));
+    metrics.workflowCaches.set(d.short, cachedRunsOf(workers[workers.length - 1]));
   }
   // The base queue: the informer workflows, and the migration of workflows started there before.
   workers.push(await createSharedThreadWorker({
@@ -209,8 +219,9 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     taskQueue: opts.taskQueue,
     activities: legacyActivities,
     maxConcurrentActivityTaskExecutions: 4,
-    maxConcurrentWorkflowTaskExecutions: 2,
+    maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(2),
   }, allActivityNames, opts.workflowStackTraces));
+  metrics.workflowCaches.set('base', cachedRunsOf(workers[workers.length - 1]));
   // The watch itself runs only on replicas of this exact set of controllers.
   const informerQueue = informerTaskQueue(opts.taskQueue, shortNames);
   workers.push(await Worker.create({

@@ -26,6 +26,13 @@ export interface Metrics {
   /** code: the HTTP status as a string, or "<error>" when no response came back. */
   readonly apiRequestsTotal: Counter<'verb' | 'resource' | 'code'>;
   readonly localReadsTotal: Counter<'result'>;
+  /**
+   * Workflow runs each worker holds in memory now, by controller (`base` for the informer's queue),
+   * read from the workers at scrape time: what `--max-cached-workflows` bounds.
+   */
+  readonly workflowCacheRuns: Gauge<'controller'>;
+  /** where workflowCacheRuns reads from: the manager adds one function per worker */
+  readonly workflowCaches: Map<string, () => number>;
 }
 
 /**
@@ -38,6 +45,7 @@ export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  const workflowCaches = new Map<string, () => number>();
   return {
     registry,
     reconcilesTotal: new Counter({
@@ -119,6 +127,16 @@ export function createMetrics(): Metrics {
       labelNames: ['result'] as const,
       registers,
     }),
+    workflowCacheRuns: new Gauge({
+      name: 'kcm_workflow_cache_runs',
+      help: 'Workflow runs a controller\'s worker keeps in memory between their tasks (--max-cached-workflows bounds it), by controller.',
+      labelNames: ['controller'] as const,
+      registers,
+      collect() {
+        for (const [controller, count] of workflowCaches) this.set({ controller }, count());
+      },
+    }),
+    workflowCaches,
   };
 }
 

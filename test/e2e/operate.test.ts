@@ -6,7 +6,7 @@ import { repoRoot } from '../../starter/local/paths';
 import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { runCli } from '../support/cli';
 import { listPods, mergePatch, testRest } from '../support/kube';
-import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
 
 /**
  * Operating reconciles through Temporal: `why` tells an object's decisions from its histories,
@@ -177,3 +177,22 @@ test('SIGUSR2 writes heap snapshots of the main and the workflow thread; the rep
   await scale('heap', 3);
   await readyIs('heap', 3);
 }, 180_000);
+
+test('--max-cached-workflows 2: a replica keeps at most two runs per controller in memory, and every object still converges (runs not kept replay)', async () => {
+  // the uncapped replica keeps every open ReplicaSet run of the tests above
+  const open = ['web', 'held', 'free', 'blocked', 'heap'];
+  const before = metricValue(await manager.metrics(), 'kcm_workflow_cache_runs', { controller: 'replicaset' });
+  expect(before).toBeGreaterThanOrEqual(open.length);
+
+  await manager.kill();
+  manager = await startManagerProcess(taskQueue, ['--controllers', 'replicaset', '--resync-backoff-max', '4s', '--max-cached-workflows', '2']);
+  const fresh = ['cap-0', 'cap-1', 'cap-2'];
+  await Promise.all(fresh.map((n) => createReplicaSet(n, 1)));
+  await Promise.all(fresh.map((n) => readyIs(n, 1)));
+  // eight runs take turns in two cache slots: each reconcile below replays its run
+  await Promise.all([...open, ...fresh].map((n) => scale(n, 2)));
+  await Promise.all([...open, ...fresh].map((n) => readyIs(n, 2)));
+  const cached = metricValue(await manager.metrics(), 'kcm_workflow_cache_runs', { controller: 'replicaset' });
+  expect(cached).toBeGreaterThan(0);
+  expect(cached).toBeLessThanOrEqual(2);
+}, 240_000);

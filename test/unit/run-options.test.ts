@@ -219,6 +219,15 @@ describe('resolveRunOptions flags', () => {
     expect(problem(['--heap-snapshot-dir', file])).toMatch(/is not a directory/);
   });
 
+  test('--max-cached-workflows: unset leaves the SDK default; 0 keeps none; 1 is refused', () => {
+    expect(run([]).maxCachedWorkflows).toBeUndefined();
+    expect(run(['--max-cached-workflows', '0']).maxCachedWorkflows).toBe(0);
+    expect(run(['--max-cached-workflows', '300']).maxCachedWorkflows).toBe(300);
+    expect(problem(['--max-cached-workflows', '1'])).toMatch(/--max-cached-workflows: "1" must be 0 \(keep none\) or at least 2/);
+    expect(problem(['--max-cached-workflows', '-5'])).toMatch(/--max-cached-workflows: "-5" must be from 0 to/);
+    expect(problem(['--max-cached-workflows', 'lots'])).toMatch(/"lots" is not an integer/);
+  });
+
   test.each([
     [['--kube-api-qps', 'fast'], '--kube-api-qps: "fast" is not a number'],
     [['--kube-api-qps', '0'], 'must be greater than 0'],
