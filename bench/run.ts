@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot } from '../starter/local/paths';
 import { runCurve } from './curve/run';
+import { runCacheCap } from './cache-cap/run';
 import { USAGE, UsageError, parseArgs, BenchArgs } from './lib/args';
 import { SETTINGS, killAllStarted } from './lib/managers';
 import { readProfiles, renderProfiles } from './lib/profile';
@@ -67,10 +68,10 @@ async function main(): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
-  if (args.curve) {
+  if (args.curve || args.cacheCap) {
     try {
-      const code = await runCurve(args, stack, log);
-      log(`curve took ${Math.round((Date.now() - t0) / 1000)} s`);
+      const code = args.curve ? await runCurve(args, stack, log) : await runCacheCap(args, stack, log);
+      log(`${args.curve ? 'curve' : 'cache cap'} took ${Math.round((Date.now() - t0) / 1000)} s`);
       return code;
     } finally {
       await killAllStarted();

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { repoRoot } from '../../starter/local/paths';
 import type { BenchArgs } from '../lib/args';
 import { SETTINGS } from '../lib/managers';
-import { BenchResults, describeEnvironment } from '../lib/report';
+import { BenchResults, describeEnvironment, placeSection } from '../lib/report';
 import { RunRecord, runOnce } from '../lib/runner';
 import type { BenchStack } from '../lib/stack';
 import { connectTemporal } from '../lib/temporal';
@@ -62,21 +62,8 @@ export async function runCurve(args: BenchArgs, stack: BenchStack, log: Log): Pr
     process.stdout.write(generated + '\n');
   } else {
     const current = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
-    fs.writeFileSync(out, placeCurveSection(current, generated));
+    fs.writeFileSync(out, placeSection(current, generated, 'Scale curve', 'Side by side'));
     log(`wrote ${path.relative(repoRoot, out)} and ${charts.length} charts`);
   }
   return records.some((r) => r.error) ? 1 : 0;
-}
-
-/** The curve's section replaces the previous one where it was, or goes right after the generated side-by-side section. */
-export function placeCurveSection(current: string, generated: string): string {
-  const [head, ...sections] = current.split(/^(?=## )/m);
-  const section = generated.trimEnd() + '\n\n';
-  const at = sections.findIndex((s) => s.startsWith('## Scale curve'));
-  if (at >= 0) sections[at] = section;
-  else {
-    const after = sections.findIndex((s) => s.startsWith('## Side by side'));
-    sections.splice(after + 1, 0, section);
-  }
-  return [head, ...sections].join('');
 }

@@ -13,10 +13,15 @@ export interface BenchArgs {
   /** the curve's sizes (one-replica Deployments) and extra replica counts, instead of the mode's */
   sizes?: number[];
   replicas?: number[];
+  /** the workflow-cache trade instead of the scenarios */
+  cacheCap?: boolean;
+  /** its caps (--max-cached-workflows of ours), instead of the mode's */
+  caps?: number[];
 }
 
 export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scenarios 1,2,...] [--reps N] [--out docs/BENCHMARKS.md]
        node dist/bench/run.js --curve [--quick | --smoke] [--sizes 100,300,1000] [--replicas 2,3] [--reps N]
+       node dist/bench/run.js --cache-cap [--quick | --smoke] [--sizes 1000] [--caps 500,100] [--reps N]
 
   --quick          smaller sizes and fewer repetitions (under 10 minutes)
   --smoke          the smallest sizes, one repetition, default setting; writes no docs
@@ -33,6 +38,12 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
   --sizes L        the curve's sizes, in one-replica Deployments (3 objects each; default 100,300,1000,
                    quick 10,30,100, smoke 3,10)
   --replicas L     the curve's replica counts after one, at the largest size (default 2,3; quick and smoke 2)
+  --cache-cap      the workflow-cache trade instead of the scenarios: at one size (--sizes with one value;
+                   default 1000, quick 100, smoke 10 one-replica Deployments), upstream and ours with the
+                   SDK's default cache, then ours with each cap; idle memory, pod replacement, restart
+                   catch-up; and what a replay costs against history length; writes its section of the
+                   docs file
+  --caps L         the caps (run --max-cached-workflows, at least 2; default 500,100, quick 50,10, smoke 4)
   --profile DIR    run our managers under node --cpu-prof, write the profiles and a summary of where
                    their CPU went into DIR; the docs file is not written (profiling slows the run)
 `;
@@ -75,15 +86,22 @@ export function parseArgs(argv: string[]): BenchArgs {
         if (inline !== undefined) throw new UsageError('--curve takes no value');
         a.curve = true;
         break;
+      case '--cache-cap':
+        if (inline !== undefined) throw new UsageError('--cache-cap takes no value');
+        a.cacheCap = true;
+        break;
       case '--sizes':
-      case '--replicas': {
+      case '--replicas':
+      case '--caps': {
         const list = take().split(',').map((x) => x.trim()).filter(Boolean);
         const ns = list.map(Number);
         const low = flag === '--sizes' ? 1 : 2;
         if (!ns.length || ns.some((n) => !Number.isInteger(n) || n < low || n > 100_000)) throw new UsageError(`${flag} takes whole numbers of at least ${low}, got ${list.join(',')}`);
         const sorted = [...new Set(ns)].sort((x, y) => x - y);
         if (flag === '--sizes') a.sizes = sorted;
-        else a.replicas = sorted;
+        else if (flag === '--replicas') a.replicas = sorted;
+        // the largest cap first: memory falls and replays grow down the table
+        else a.caps = sorted.reverse();
         break;
       }
       case '--out':
@@ -99,7 +117,11 @@ export function parseArgs(argv: string[]): BenchArgs {
         throw new UsageError(`unknown argument ${argv[i]}`);
     }
   }
-  if ((a.sizes || a.replicas) && !a.curve) throw new UsageError('--sizes and --replicas go with --curve');
-  if (a.curve && a.profile) throw new UsageError('--profile does not go with --curve');
+  if (a.curve && a.cacheCap) throw new UsageError('give at most one of --curve and --cache-cap');
+  if (a.replicas && !a.curve) throw new UsageError('--replicas goes with --curve');
+  if (a.sizes && !a.curve && !a.cacheCap) throw new UsageError('--sizes goes with --curve or --cache-cap');
+  if (a.caps && !a.cacheCap) throw new UsageError('--caps goes with --cache-cap');
+  if (a.cacheCap && a.sizes && a.sizes.length !== 1) throw new UsageError('--cache-cap runs at one size: give --sizes one value');
+  if ((a.curve || a.cacheCap) && a.profile) throw new UsageError(`--profile does not go with ${a.curve ? '--curve' : '--cache-cap'}`);
   return a;
 }

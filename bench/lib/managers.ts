@@ -36,6 +36,8 @@ export interface ManagerOptions {
   tag: string;
   /** ours: run under node --cpu-prof, writing into a directory of this one named after the process */
   cpuProfileDir?: string;
+  /** ours: more `run` flags (the cache-cap bench's --max-cached-workflows) */
+  extraFlags?: string[];
 }
 
 /** One controller-manager process we started, and only ever signal by its own pid. */
@@ -129,6 +131,7 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
     '--bind-address', '127.0.0.1', '--secure-port', String(port),
     '--kube-api-qps', String(o.setting.qps), '--kube-api-burst', String(o.setting.burst),
     '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn',
+    ...(o.extraFlags ?? []),
   ], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   const proc = track(child, port, file);

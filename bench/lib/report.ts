@@ -160,3 +160,17 @@ export function mergeIntoDoc(current: string, generated: string): string {
   const kept = sections.filter((sec) => !REPLACED.some((re) => re.test(sec)));
   return [INTRO, generated.trimEnd() + '\n', ...kept.map((k) => k.trimEnd() + '\n')].join('\n');
 }
+
+/**
+ * A generated section (starting `## <heading>...`) put into the docs file: where the previous one
+ * under the same heading was, or else right after the section whose heading starts with `after`.
+ * Every other section stays as it is.
+ */
+export function placeSection(current: string, generated: string, heading: string, after: string): string {
+  const [head, ...sections] = current.split(/^(?=## )/m);
+  const section = generated.trimEnd() + '\n\n';
+  const at = sections.findIndex((s) => s.startsWith(`## ${heading}`));
+  if (at >= 0) sections[at] = section;
+  else sections.splice(sections.findIndex((s) => s.startsWith(`## ${after}`)) + 1, 0, section);
+  return [head, ...sections].join('');
+}

@@ -31,13 +31,15 @@ export interface RunExtras {
   /** the scale curve's parameters (ScenarioContext.size, replicaRounds) */
   size?: number;
   replicaRounds?: number[];
+  /** more flags for every manager of ours this run starts */
+  oursFlags?: string[];
 }
 
 export async function runOnce(
   stack: BenchStack, temporal: Client, scenario: Scenario, subject: Subject, setting: Setting, mode: Mode, rep: number, log: Log,
   extras: RunExtras = {},
 ): Promise<RunRecord> {
-  const { cpuProfileDir, size, replicaRounds } = extras;
+  const { cpuProfileDir, size, replicaRounds, oursFlags } = extras;
   const startedAt = new Date().toISOString();
   const ns = await freshNamespace(stack.rest, `${scenario.slug}-${subject === 'upstream' ? 'up' : subject}`);
   const taskQueue = `bench-${scenario.slug}-${Date.now().toString(36)}`;
@@ -50,6 +52,7 @@ export async function runOnce(
       const p = await startManager(stack, {
         impl: subject, controllers: o.controllers, setting, leaderElect: o.leaderElect, taskQueue: o.taskQueue ?? taskQueue, tag: `${scenario.slug}-${rep}`,
         cpuProfileDir: cpuProfileDir && path.join(cpuProfileDir, `${scenario.slug}-${setting.name}`),
+        ...(subject === 'ours' && oursFlags ? { extraFlags: oursFlags } : {}),
       }, index);
       started.push(p);
       return p;

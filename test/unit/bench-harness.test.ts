@@ -1,10 +1,11 @@
+import { temporal } from '@temporalio/proto';
+import { prefixAtTaskBoundary } from '../../bench/cache-cap/scenarios';
 import { parseRequestCounts } from '../../bench/lib/apiserver';
 import { UsageError, parseArgs } from '../../bench/lib/args';
 import { disagreements, readinessInEndpoints, readinessInSlices } from '../../bench/lib/endpoints';
 import { CpuProfile, bucketOf, summarizeProfile } from '../../bench/lib/profile';
 import { sumMetric } from '../../bench/lib/prom';
-import { placeCurveSection } from '../../bench/curve/run';
-import { mergeIntoDoc } from '../../bench/lib/report';
+import { mergeIntoDoc, placeSection } from '../../bench/lib/report';
 import { median, percentile, spread } from '../../bench/lib/stats';
 import { reactionStages } from '../../bench/lib/temporal';
 
@@ -19,9 +20,14 @@ describe('bench args', () => {
   test('reads the scale curve\'s flags, sizes and replicas sorted', () => {
     expect(parseArgs(['--curve', '--quick', '--sizes', '300,100,100', '--replicas=3,2'])).toMatchObject({ mode: 'quick', curve: true, sizes: [100, 300], replicas: [2, 3] });
   });
+  test('reads the cache cap\'s flags, caps largest first', () => {
+    expect(parseArgs(['--cache-cap', '--sizes', '300', '--caps', '10,50'])).toMatchObject({ mode: 'full', cacheCap: true, sizes: [300], caps: [50, 10] });
+  });
   test.each([
     [['--profile']], [['--fast']], [['--scenarios', '9']], [['--scenarios', '0']], [['--scenarios']], [['--reps', '0']], [['--quick', '--smoke']], [['--smoke=1']],
     [['--sizes', '100']], [['--curve', '--sizes', '0']], [['--curve', '--replicas', '1']], [['--curve=1']], [['--curve', '--profile', '/tmp/p']],
+    [['--caps', '100']], [['--cache-cap', '--caps', '1']], [['--cache-cap', '--sizes', '100,300']], [['--cache-cap', '--curve']],
+    [['--cache-cap', '--replicas', '2']], [['--cache-cap', '--profile', '/tmp/p']],
   ])('refuses %j', (argv) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
   });
@@ -168,7 +174,8 @@ describe('reaction stages from a history', () => {
   });
 });
 
-describe('the scale curve\'s docs section', () => {
+describe('a generated docs section (the scale curve\'s, the cache cap\'s)', () => {
+  const placeCurveSection = (current: string, generated: string) => placeSection(current, generated, 'Scale curve', 'Side by side');
   const doc = '# Benchmarks\n\nintro\n\n## Side by side with upstream (x)\n\ntables\n\n## Failover (by hand)\n\nkept\n';
   test('goes right after the generated side-by-side section the first time', () => {
     const once = placeCurveSection(doc, '## Scale curve (a)\n\nfirst');
@@ -179,5 +186,26 @@ describe('the scale curve\'s docs section', () => {
     expect(twice).toContain('## Scale curve (b)\n\nsecond\n\n## Failover (by hand)');
     expect(twice).not.toContain('first');
     expect(twice.match(/## Scale curve/g)).toHaveLength(1);
+  });
+  test('the cache cap\'s goes after the curve, and the curve rewritten keeps it', () => {
+    const both = placeSection(placeCurveSection(doc, '## Scale curve (a)\n\nfirst'), '## The workflow cache cap (c)\n\ncap', 'The workflow cache cap', 'Scale curve');
+    expect(both).toContain('## Scale curve (a)\n\nfirst\n\n## The workflow cache cap (c)\n\ncap\n\n## Failover (by hand)');
+    expect(placeCurveSection(both, '## Scale curve (b)\n\nsecond')).toContain('## Scale curve (b)\n\nsecond\n\n## The workflow cache cap (c)\n\ncap\n\n## Failover');
+  });
+});
+
+describe('the replay-cost prefixes', () => {
+  const T = temporal.api.enums.v1.EventType;
+  const events = [T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, T.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+    T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+    T.EVENT_TYPE_WORKFLOW_TASK_STARTED, T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED]
+    .map((eventType) => ({ eventType }));
+  test('end at the first completed workflow task holding at least n events', () => {
+    expect(prefixAtTaskBoundary(events, 1)).toHaveLength(4);
+    expect(prefixAtTaskBoundary(events, 4)).toHaveLength(4);
+    expect(prefixAtTaskBoundary(events, 5)).toHaveLength(8);
+  });
+  test('past the last completed task, the whole history', () => {
+    expect(prefixAtTaskBoundary(events, 9)).toHaveLength(9);
   });
 });

@@ -1,0 +1,54 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { repoRoot } from '../../starter/local/paths';
+import type { BenchArgs } from '../lib/args';
+import { SETTINGS } from '../lib/managers';
+import { describeEnvironment, placeSection } from '../lib/report';
+import { runOnce } from '../lib/runner';
+import type { BenchStack } from '../lib/stack';
+import { connectTemporal } from '../lib/temporal';
+import type { Log } from '../lib/util';
+import { capPlan } from './plan';
+import { CapRecord, CapResults, renderCacheCap } from './report';
+import { cacheCapFleet, replayCost } from './scenarios';
+
+/** `npm run bench -- --cache-cap`: the replay cost, then upstream and ours at every cap; writes its section of the docs file. */
+export async function runCacheCap(args: BenchArgs, stack: BenchStack, log: Log): Promise<number> {
+  const plan = capPlan(args.mode, args.sizes?.[0], args.caps);
+  const temporal = await connectTemporal(stack.temporalAddress);
+  const records: CapRecord[] = [];
+  const startedAt = new Date().toISOString();
+  try {
+    log('cache cap: replay cost against history length');
+    records.push(await runOnce(stack, temporal.client, replayCost, 'ours', SETTINGS.lifted, args.mode, 0, log));
+    for (let rep = 0; rep < (args.reps ?? 1); rep++) {
+      for (const cap of [undefined, ...plan.caps]) {
+        const subjects = cap === undefined ? (['upstream', 'ours'] as const) : (['ours'] as const);
+        for (const subject of subjects) {
+          log(`cache cap: ${plan.size} Deployments, ${subject}${cap !== undefined ? `, --max-cached-workflows ${cap}` : ''}, repetition ${rep + 1}`);
+          const record = await runOnce(stack, temporal.client, cacheCapFleet, subject, SETTINGS.lifted, args.mode, rep, log, {
+            size: plan.size, ...(cap !== undefined ? { oursFlags: ['--max-cached-workflows', String(cap)] } : {}),
+          });
+          records.push({ ...record, ...(cap !== undefined ? { cap } : {}) });
+        }
+      }
+    }
+  } finally {
+    await temporal.close();
+  }
+  const results: CapResults = { mode: args.mode, startedAt, finishedAt: new Date().toISOString(), environment: describeEnvironment(stack.temporalPid()), records };
+  const out = path.resolve(repoRoot, args.out);
+  const intoDocs = path.dirname(out) === path.join(repoRoot, 'docs');
+  const rawAbs = intoDocs ? path.join(repoRoot, 'bench', 'results', `cache-cap-${args.mode}.json`) : path.join(path.dirname(out), `cache-cap-${args.mode}.json`);
+  const generated = renderCacheCap(results, plan, intoDocs ? path.relative(repoRoot, rawAbs) : rawAbs);
+  if (args.mode === 'smoke') {
+    process.stdout.write(generated + '\n');
+  } else {
+    fs.mkdirSync(path.dirname(rawAbs), { recursive: true });
+    fs.writeFileSync(rawAbs, JSON.stringify(results, null, 2) + '\n');
+    const current = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
+    fs.writeFileSync(out, placeSection(current, generated, 'The workflow cache cap', 'Scale curve'));
+    log(`wrote ${path.relative(repoRoot, out)}`);
+  }
+  return records.some((r) => r.error) ? 1 : 0;
+}
