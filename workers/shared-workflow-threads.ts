@@ -55,6 +55,14 @@ function threadSource(): string {
   `;
 }
 
+/**
+ * The same for workflows run in this thread: replay workers run them here (the SDK's debug mode),
+ * so a benchmark of replays pays what a replica's workflow thread pays, not the hook's cost too.
+ */
+export function skipStackTraceHookInThisThread(): void {
+  (require('@temporalio/worker/lib/workflow/vm-shared') as { globalHandlers: { setPromiseHook: () => void } }).globalHandlers.setPromiseHook = () => undefined;
+}
+
 /** The SDK's threaded workflow runner (as its own `ThreadedVMWorkflowCreator.create` makes it), on threads of threadSource(). */
 async function startThreads(bundle: Bundle, compiledOptions: CompiledWorkerOptions, logger: SdkLogger, names: ReadonlySet<string>): Promise<Creator> {
   const clients = Array.from({ length: Math.max(1, compiledOptions.workflowThreadPoolSize) }, () => {

@@ -2,7 +2,9 @@ import * as path from 'node:path';
 import { temporal as proto } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { repoRoot } from '../../starter/local/paths';
+import { noopSinks } from '../../starter/replay/replay';
 import { DATA_CONVERTER } from '../../workers/payload-codec';
+import { skipStackTraceHookInThisThread } from '../../workers/shared-workflow-threads';
 import { PodWatch } from '../lib/pods';
 import { sumMetric } from '../lib/prom';
 import { median, percentile } from '../lib/stats';
@@ -121,7 +123,8 @@ const REPLAYS_EACH = 3;
  * What a cache miss costs against history length: one ReplicaSet whose replicas flip between 1
  * and 0 every 100 ms until its run's history reaches the plan's length (or its time is up); then
  * prefixes of that real history, each ending at a completed workflow task, are replayed in this
- * process by one replay worker on the prebuilt workflow bundle, as a worker rebuilds an evicted run.
+ * process by one replay worker on the prebuilt workflow bundle, as a worker rebuilds an evicted run
+ * (without the SDK's stack-trace hook, as a replica runs).
  * Keys: `events.<i>` and `replayMs.<i>` (median of REPLAYS_EACH) per prefix.
  */
 export const replayCost: Scenario = {
@@ -166,8 +169,10 @@ export const replayCost: Scenario = {
         yield { workflowId: `${workflowId}#replay-${i}`, history: { events: evs } };
       }
     }
+    // a replica's workflow thread runs without the SDK's stack-trace hook; the replay worker here, unless told
+    skipStackTraceHookInThisThread();
     const bundle = path.join(repoRoot, 'dist', 'workflow-bundle.js');
-    for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: bundle }, dataConverter: DATA_CONVERTER, replayName: 'bench-replay-cost' }, histories())) {
+    for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: bundle }, sinks: noopSinks, dataConverter: DATA_CONVERTER, replayName: 'bench-replay-cost' }, histories())) {
       if (r.error) throw new Error(`replay of ${r.workflowId} failed: ${String(r.error)}`);
       times.push(Date.now() - pushedAt);
     }

@@ -113,7 +113,7 @@ export async function fetchHistory(client: Client, workflowId: string, runId?: s
 }
 
 // Metrics sinks are not called on replay, but a workflow referencing an unregistered sink logs an error each time.
-const noopSinks: InjectedSinks<KcmSinks> = {
+export const noopSinks: InjectedSinks<KcmSinks> = {
   kcm: {
     reconciled: { fn: () => undefined },
     signals: { fn: () => undefined },
