@@ -1,11 +1,13 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import type * as tls from 'node:tls';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseGoDuration } from '../workflows/common/duration';
 import { FeatureGateError, parseFeatureGates, resolveFeatureGates, settingWarnings } from '../workers/feature-gates';
 import { FlagSpec, FlagValues, INT32_MAX, flagDefault } from '../workers/flags';
 import { CONTROLLERS, controllerFlags } from '../workers/registry';
 import { ALL_CONTROLLERS, DISABLED_BY_DEFAULT, UnknownControllerError, resolveEnabledControllers } from './controller-names';
+import { DEFAULT_ALWAYS_ALLOW_PATHS, alwaysAllowMatcher } from './secure-serving/delegated-auth';
 
 /*
  * Flags of `temporal-kcm run`. Where a flag means what it means for kube-controller-manager it has
@@ -28,6 +30,10 @@ export const RUN_DEFAULTS = {
   kubeApiBurst: 30,
   securePort: 10257,
   bindAddress: '0.0.0.0',
+  authenticationTokenWebhookCacheTtl: '10s',
+  authorizationAlwaysAllowPaths: DEFAULT_ALWAYS_ALLOW_PATHS,
+  authorizationWebhookCacheAuthorizedTtl: '10s',
+  authorizationWebhookCacheUnauthorizedTtl: '10s',
   leaderElect: true,
   minResyncPeriod: '12h',
   temporalAddress: '127.0.0.1:7233',
@@ -57,6 +63,34 @@ export interface TemporalTlsOptions {
   serverName?: string;
 }
 
+/** Go's --tls-min-version names and Node's for the same version. */
+export const TLS_VERSIONS: Readonly<Record<string, tls.SecureVersion>> = {
+  VersionTLS10: 'TLSv1',
+  VersionTLS11: 'TLSv1.1',
+  VersionTLS12: 'TLSv1.2',
+  VersionTLS13: 'TLSv1.3',
+};
+
+/** How the secure port serves and whom it lets in: upstream's secure serving, delegated authentication and authorization flags. */
+export interface SecureServingOptions {
+  /** a self-signed pair is kept here (kube-controller-manager.{crt,key}); absent: made in memory */
+  certDir?: string;
+  /** given together, or not at all */
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  /** absent: Node's default (TLS 1.2), as Go's */
+  tlsMinVersion?: tls.SecureVersion;
+  authenticationKubeconfig?: string;
+  authenticationTokenWebhookCacheTtlMs: number;
+  authenticationSkipLookup: boolean;
+  authenticationTolerateLookupFailure: boolean;
+  clientCaFile?: string;
+  authorizationKubeconfig?: string;
+  authorizationAlwaysAllowPaths: string[];
+  authorizationWebhookCacheAuthorizedTtlMs: number;
+  authorizationWebhookCacheUnauthorizedTtlMs: number;
+}
+
 export interface RunOptions {
   /** Absent: the kube client falls back to in-cluster config. From env it may be a path list. */
   kubeconfig?: string;
@@ -77,6 +111,7 @@ export interface RunOptions {
   /** 0 means: do not serve health and metrics at all. */
   securePort: number;
   bindAddress: string;
+  secureServing: SecureServingOptions;
   leaderElect: boolean;
   /** Set when the user asked for (or defaulted to) leader election, which this process does not do. */
   leaderElectWarning: string | undefined;
@@ -181,10 +216,33 @@ export function addRunOptions(cmd: Command): Command {
   // the concurrency flags, then each controller's other flags further down, as upstream groups them
   for (const f of controllerSpecs.filter(isConcurrencyFlag)) addControllerFlag(f);
 
-  add('--secure-port <int>', 'port for /healthz, /readyz and /metrics (plain HTTP here, HTTPS upstream); 0 disables serving', {
+  add('--secure-port <int>', 'port on which to serve /healthz, /readyz and /metrics over HTTPS with authentication and authorization; 0 disables serving', {
     def: RUN_DEFAULTS.securePort,
   });
-  add('--bind-address <ip>', 'IP address to serve health and metrics on', { def: RUN_DEFAULTS.bindAddress });
+  add('--bind-address <ip>', 'IP address to listen on for --secure-port (0.0.0.0 or :: for every interface)', { def: RUN_DEFAULTS.bindAddress });
+  add('--cert-dir <dir>', 'directory for the self-signed serving certificate (kube-controller-manager.crt and .key, made when neither is there and reused after); empty: made in memory at every start. Ignored with --tls-cert-file', {
+    def: '',
+  });
+  add('--tls-cert-file <path>', 'PEM serving certificate for the secure port (any CA certificates after it); needs --tls-private-key-file. Without it a self-signed certificate is used (see --cert-dir)');
+  add('--tls-private-key-file <path>', 'PEM private key of --tls-cert-file');
+  add('--tls-min-version <version>', `lowest TLS version the secure port accepts: ${Object.keys(TLS_VERSIONS).join(', ')}; default TLS 1.2`);
+  add('--authentication-kubeconfig <path>', "kubeconfig of the cluster that checks bearer tokens (tokenreviews.authentication.k8s.io); optional: without it, and outside a cluster, every request is anonymous and no client CA is looked up");
+  add('--authentication-token-webhook-cache-ttl <duration>', 'how long a TokenReview answer is kept', { def: RUN_DEFAULTS.authenticationTokenWebhookCacheTtl });
+  add('--authentication-skip-lookup [bool]', 'do not read the client CA from configmap kube-system/extension-apiserver-authentication', { def: false });
+  add('--authentication-tolerate-lookup-failure [bool]', 'start even when that configmap cannot be read (client certificates then authenticate no one)', { def: false });
+  add('--client-ca-file <path>', 'PEM CA bundle: a client certificate it signed authenticates its CommonName (groups: its Organizations); replaces the looked-up client CA');
+  add('--authorization-kubeconfig <path>', "kubeconfig of the cluster that authorizes requests (subjectaccessreviews.authorization.k8s.io); optional: without it, and outside a cluster, every path not always allowed is forbidden");
+  cmd.addOption(
+    new Option('--authorization-always-allow-paths <list>', 'comma-separated HTTP paths served without authorization (a trailing * matches a prefix); may be repeated')
+      .default([...RUN_DEFAULTS.authorizationAlwaysAllowPaths], RUN_DEFAULTS.authorizationAlwaysAllowPaths.join(','))
+      .argParser((value: string, previous: string[]) => [...(cmd.getOptionValueSource('authorizationAlwaysAllowPaths') === 'cli' ? previous : []), ...splitList(value)]),
+  );
+  add('--authorization-webhook-cache-authorized-ttl <duration>', "how long an 'authorized' SubjectAccessReview answer is kept", {
+    def: RUN_DEFAULTS.authorizationWebhookCacheAuthorizedTtl,
+  });
+  add('--authorization-webhook-cache-unauthorized-ttl <duration>', "how long an 'unauthorized' SubjectAccessReview answer is kept", {
+    def: RUN_DEFAULTS.authorizationWebhookCacheUnauthorizedTtl,
+  });
 
   add('--leader-elect [bool]', 'leader election' + ignored, { def: RUN_DEFAULTS.leaderElect });
   add('--leader-elect-lease-duration <duration>', 'lease duration' + ignored);
@@ -425,6 +483,66 @@ function leaderElectWarning(r: Reader, leaderElect: boolean, taskQueue: string):
   );
 }
 
+/** A path flag whose empty value means "none", as pflag reads `--cert-dir=`. */
+function optionalPath(r: Reader, flag: string): string | undefined {
+  const g = r.given(flag);
+  if (!g || g.value === '') return undefined;
+  return r.string(flag);
+}
+
+/** The secure port's flags (upstream's names and defaults); problems go to r. */
+function secureServingOf(r: Reader): SecureServingOptions {
+  const tlsCertFile = r.existingFile('tls-cert-file');
+  const tlsPrivateKeyFile = r.existingFile('tls-private-key-file');
+  const certGiven = r.given('tls-cert-file') !== undefined;
+  const keyGiven = r.given('tls-private-key-file') !== undefined;
+  if (certGiven !== keyGiven) {
+    r.problems.push(certGiven ? '--tls-cert-file needs --tls-private-key-file' : '--tls-private-key-file needs --tls-cert-file');
+  }
+  const certDir = optionalPath(r, 'cert-dir');
+  if (certDir !== undefined && fs.existsSync(certDir) && !fs.statSync(certDir).isDirectory()) r.fail(r.origin('cert-dir'), certDir, 'is not a directory');
+
+  let tlsMinVersion: tls.SecureVersion | undefined;
+  const minText = r.string('tls-min-version');
+  if (minText !== undefined) {
+    tlsMinVersion = TLS_VERSIONS[minText];
+    if (!tlsMinVersion) r.fail(r.origin('tls-min-version'), minText, `is not one of ${Object.keys(TLS_VERSIONS).join(', ')}`);
+  }
+
+  let alwaysAllow = [...RUN_DEFAULTS.authorizationAlwaysAllowPaths];
+  const paths = r.given('authorization-always-allow-paths');
+  if (paths) {
+    if (Array.isArray(paths.value) && paths.value.every((v): v is string => typeof v === 'string')) alwaysAllow = paths.value.filter((p) => p !== '');
+    else r.fail(paths.origin, paths.value, 'must be a comma-separated list');
+    try {
+      alwaysAllowMatcher(alwaysAllow);
+    } catch (e) {
+      r.problems.push(`${paths.origin}: ${(e as Error).message}`);
+    }
+  }
+
+  const ttl = (flag: string, def: string) => r.durationMs(flag, { def, allowZero: true }) ?? 10_000;
+  const out: SecureServingOptions = {
+    authenticationTokenWebhookCacheTtlMs: ttl('authentication-token-webhook-cache-ttl', RUN_DEFAULTS.authenticationTokenWebhookCacheTtl),
+    authenticationSkipLookup: r.bool('authentication-skip-lookup', { def: false }),
+    authenticationTolerateLookupFailure: r.bool('authentication-tolerate-lookup-failure', { def: false }),
+    authorizationAlwaysAllowPaths: alwaysAllow,
+    authorizationWebhookCacheAuthorizedTtlMs: ttl('authorization-webhook-cache-authorized-ttl', RUN_DEFAULTS.authorizationWebhookCacheAuthorizedTtl),
+    authorizationWebhookCacheUnauthorizedTtlMs: ttl('authorization-webhook-cache-unauthorized-ttl', RUN_DEFAULTS.authorizationWebhookCacheUnauthorizedTtl),
+  };
+  const optional: Partial<SecureServingOptions> = {
+    certDir,
+    tlsCertFile,
+    tlsPrivateKeyFile,
+    tlsMinVersion,
+    authenticationKubeconfig: r.existingFile('authentication-kubeconfig'),
+    clientCaFile: r.existingFile('client-ca-file'),
+    authorizationKubeconfig: r.existingFile('authorization-kubeconfig'),
+  };
+  for (const [k, v] of Object.entries(optional)) if (v !== undefined) Object.assign(out, { [k]: v });
+  return out;
+}
+
 /** Where Temporal is and how to reach it. */
 export interface TemporalTarget {
   address: string;
@@ -536,6 +654,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   const securePort = r.int('secure-port', { def: RUN_DEFAULTS.securePort, min: 0, max: 65535 });
   const bindAddress = r.string('bind-address', { def: RUN_DEFAULTS.bindAddress });
   if (net.isIP(bindAddress) === 0) r.fail(r.origin('bind-address'), bindAddress, 'is not an IP address');
+  const secureServing = secureServingOf(r);
 
   const leaderElect = r.bool('leader-elect', { def: RUN_DEFAULTS.leaderElect });
   // ignored, but a malformed value would stop upstream too, so it is still worth reporting
@@ -584,6 +703,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     featureGateWarnings: settingWarnings(gateSettings),
     securePort,
     bindAddress,
+    secureServing,
     leaderElect,
     leaderElectWarning: leaderElectWarning(r, leaderElect, taskQueue),
     minResyncPeriodMs,

@@ -7,6 +7,7 @@ import { createMetrics } from '../workers/metrics';
 import { UPSTREAM_REQUIRED_GATES, gatesOff } from '../workers/feature-gates';
 import { descriptorOf, notImplemented } from '../workers/registry';
 import { startHealthServer } from './health-server';
+import { prepareSecureServing } from './secure-serving/setup';
 import type { RunOptions } from './run-options';
 
 const TEMPORAL_LEVEL: Record<string, TemporalLogLevel> = {
@@ -71,9 +72,9 @@ export async function runManager(opts: RunOptions): Promise<void> {
         metrics,
         logger,
         readiness: () => (manager?.ready() ? true : { ready: false, reason: 'worker not running' }),
+        serving: await prepareSecureServing(opts.secureServing, opts.bindAddress, logger),
       })
     : undefined;
-  if (health) logger.info({ address: `${opts.bindAddress}:${health.port}` }, 'serving /healthz, /readyz, /metrics');
 
   manager = await startManager(opts, logger, metrics);
   const stop = async (signal: string) => {

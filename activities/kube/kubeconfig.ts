@@ -44,7 +44,8 @@ const fs = require('node:fs');
   const k8s = require(workerData.library);
   const kc = new k8s.KubeConfig();
   // a list (KUBECONFIG=a:b) is merged as client-node merges $KUBECONFIG
-  if (workerData.path && !workerData.path.includes(require('node:path').delimiter)) kc.loadFromFile(workerData.path);
+  if (workerData.inCluster) kc.loadFromCluster();
+  else if (workerData.path && !workerData.path.includes(require('node:path').delimiter)) kc.loadFromFile(workerData.path);
   else {
     if (workerData.path) process.env.KUBECONFIG = workerData.path;
     kc.loadFromDefault();
@@ -66,13 +67,15 @@ const fs = require('node:fs');
 
 /**
  * Resolves a kubeconfig in a throwaway thread: the file given (or a list of them, merged), else
- * $KUBECONFIG, ~/.kube/config or the in-cluster configuration, as client-node's loadFromDefault.
+ * $KUBECONFIG, ~/.kube/config or the in-cluster configuration, as client-node's loadFromDefault;
+ * with `inCluster`, the pod's service account alone (what the secure port's delegated
+ * authentication falls back to, which must not pick up a user's ~/.kube/config).
  */
-export function resolveKubeconfig(path?: string): Promise<ResolvedCredentials> {
+export function resolveKubeconfig(path?: string, inCluster = false): Promise<ResolvedCredentials> {
   if (path && !path.includes(nodePath.delimiter) && !fs.existsSync(path)) return Promise.reject(new Error(`kubeconfig ${path} not found`));
   return new Promise((resolve, reject) => {
     // resolved here: an eval'd thread resolves modules from the working directory, not from this package
-    const w = new Worker(RESOLVER, { eval: true, workerData: { path, library: require.resolve('@kubernetes/client-node') } });
+    const w = new Worker(RESOLVER, { eval: true, workerData: { path, inCluster, library: require.resolve('@kubernetes/client-node') } });
     w.once('message', (m: { ok?: ResolvedCredentials; error?: string }) => {
       void w.terminate();
       if (m.ok) resolve(m.ok);
@@ -87,10 +90,15 @@ export function resolveKubeconfig(path?: string): Promise<ResolvedCredentials> {
 export class ResolvedKubeconfig implements ClusterAccess {
   private refreshing?: Promise<void>;
 
-  private constructor(private creds: ResolvedCredentials, private readonly path?: string, private readonly master?: string) {}
+  private constructor(private creds: ResolvedCredentials, private readonly path?: string, private readonly master?: string, private readonly inCluster = false) {}
 
   static async load(path?: string, master?: string): Promise<ResolvedKubeconfig> {
     return new ResolvedKubeconfig(await resolveKubeconfig(path), path, master);
+  }
+
+  /** The pod's own service account and the cluster's address from its environment. */
+  static async loadInCluster(): Promise<ResolvedKubeconfig> {
+    return new ResolvedKubeconfig(await resolveKubeconfig(undefined, true), undefined, undefined, true);
   }
 
   /** The cluster's CA as the kubeconfig names it. */
@@ -115,7 +123,7 @@ export class ResolvedKubeconfig implements ClusterAccess {
 
   /** One resolution at a time: every request that met the 401 waits for the same one. */
   refresh(): Promise<void> {
-    this.refreshing ??= resolveKubeconfig(this.path)
+    this.refreshing ??= resolveKubeconfig(this.path, this.inCluster)
       .then((c) => { this.creds = c; })
       .finally(() => { this.refreshing = undefined; });
     return this.refreshing;

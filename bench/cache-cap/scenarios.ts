@@ -10,7 +10,7 @@ import { sumMetric } from '../lib/prom';
 import { median, percentile } from '../lib/stats';
 import { sleep, waitFor } from '../lib/util';
 import { createReplicaSet, getReplicaSet, mergePatch, replicaSetSettled, warmUp } from '../lib/workloads';
-import { probe } from '../../starter/local/http-probe';
+import { probeSecurePort } from '../../starter/local/http-probe';
 import { createFleet, fleetNames, perturbFleet, timeCatchUp } from '../scenarios/fleet';
 import type { Sample, Scenario } from '../scenarios/types';
 import { capPlan } from './plan';
@@ -19,7 +19,7 @@ const CONTROLLERS = ['replicaset', 'deployment'];
 
 /** Runs held in the workflow caches of one replica of ours (kcm_workflow_cache_runs, every controller). */
 async function cachedRuns(port: number): Promise<number> {
-  const r = await probe(`http://127.0.0.1:${port}/metrics`);
+  const r = await probeSecurePort(port, '/metrics');
   return r.status === 200 ? sumMetric(r.body, 'kcm_workflow_cache_runs') : NaN;
 }
 

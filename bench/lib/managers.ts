@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ensureBinaries } from '../../starter/local/binaries';
-import { probe } from '../../starter/local/http-probe';
+import { OPEN_METRICS_ARGS, probeSecurePort } from '../../starter/local/http-probe';
 import { repoRoot } from '../../starter/local/paths';
 import { PortAllocator } from '../../starter/local/ports';
 import { BenchStack } from './stack';
@@ -84,10 +84,10 @@ function openLog(stack: BenchStack, name: string): { fd: number; file: string } 
   return { fd, file };
 }
 
-async function waitHealthy(proc: ManagedProcess, url: string, insecure: boolean): Promise<void> {
-  await waitFor(`${url} (see ${proc.logFile})`, async () => {
+async function waitHealthy(proc: ManagedProcess, port: number, path: string): Promise<void> {
+  await waitFor(`${path} on port ${port} (see ${proc.logFile})`, async () => {
     if (!proc.alive()) throw new Error(`exited during start-up; see ${proc.logFile}`);
-    return (await probe(url, { insecure })).status === 200;
+    return (await probeSecurePort(port, path)).status === 200;
   }, 120_000, 200);
 }
 
@@ -109,7 +109,7 @@ export async function startUpstream(stack: BenchStack, o: ManagerOptions, index:
   ], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   const proc = track(child, port, file);
-  await waitHealthy(proc, `https://127.0.0.1:${port}/healthz`, true);
+  await waitHealthy(proc, port, '/healthz');
   return proc;
 }
 
@@ -131,11 +131,13 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
     '--bind-address', '127.0.0.1', '--secure-port', String(port),
     '--kube-api-qps', String(o.setting.qps), '--kube-api-burst', String(o.setting.burst),
     '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn',
+    // the counters are read from /metrics without a token
+    ...OPEN_METRICS_ARGS,
     ...(o.extraFlags ?? []),
   ], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   const proc = track(child, port, file);
-  await waitHealthy(proc, `http://127.0.0.1:${port}/readyz`, false);
+  await waitHealthy(proc, port, '/readyz');
   return proc;
 }
 

@@ -1,4 +1,4 @@
-import { probe } from '../../starter/local/http-probe';
+import { probeSecurePort } from '../../starter/local/http-probe';
 
 /** Sum of every sample of one Prometheus metric in a text exposition (those with `label` only, if given). */
 export function sumMetric(text: string, name: string, label?: string): number {
@@ -23,7 +23,7 @@ export type OurCounters = Record<keyof typeof OUR_COUNTERS, number>;
 
 /** Our manager's counters from its metrics port; undefined when it does not answer (killed, still starting). */
 export async function ourCounters(port: number): Promise<OurCounters | undefined> {
-  const r = await probe(`http://127.0.0.1:${port}/metrics`);
+  const r = await probeSecurePort(port, '/metrics');
   if (r.status !== 200) return undefined;
   const out = {} as OurCounters;
   for (const [k, [name, label]] of Object.entries(OUR_COUNTERS) as Array<[keyof OurCounters, readonly [string, string?]]>) out[k] = sumMetric(r.body, name, label);
@@ -32,7 +32,7 @@ export async function ourCounters(port: number): Promise<OurCounters | undefined
 
 /** Our manager's API calls so far by verb and resource, most first ("GET replicasets 200, PUT pods 12"), for the run's log. */
 export async function apiCallsByVerb(port: number): Promise<string> {
-  const r = await probe(`http://127.0.0.1:${port}/metrics`);
+  const r = await probeSecurePort(port, '/metrics');
   if (r.status !== 200) return '(metrics not answering)';
   const sums = new Map<string, number>();
   for (const line of r.body.split('\n')) {
@@ -47,6 +47,6 @@ export async function apiCallsByVerb(port: number): Promise<string> {
 
 /** How many watches our manager has open (kcm_informer_watches): above zero only on the replica running the informer. */
 export async function openWatches(port: number): Promise<number | undefined> {
-  const r = await probe(`http://127.0.0.1:${port}/metrics`);
+  const r = await probeSecurePort(port, '/metrics');
   return r.status === 200 ? sumMetric(r.body, 'kcm_informer_watches') : undefined;
 }

@@ -9,6 +9,7 @@ export interface ProbeTls {
   insecure?: boolean;
   /** the name to verify the serving cert against, when the URL's host is an IP the cert does not name */
   servername?: string;
+  headers?: Record<string, string>;
 }
 
 /** GET a health endpoint; resolves with the status and body, never rejects (a refused connection is status 0). */
@@ -18,7 +19,7 @@ export function probe(url: string, tls: ProbeTls = {}, timeoutMs = 2000): Promis
     const mod = u.protocol === 'https:' ? https : http;
     const req = mod.get(
       u,
-      { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !tls.insecure, timeout: timeoutMs, ...(tls.servername ? { servername: tls.servername } : {}) },
+      { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !tls.insecure, timeout: timeoutMs, ...(tls.servername ? { servername: tls.servername } : {}), ...(tls.headers ? { headers: tls.headers } : {}) },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -29,4 +30,20 @@ export function probe(url: string, tls: ProbeTls = {}, timeoutMs = 2000): Promis
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', (e) => resolve({ status: 0, body: e.message }));
   });
+}
+
+/**
+ * Flags for a manager (ours or upstream's) that a harness starts and then reads without a token:
+ * /metrics joins upstream's always-allowed paths, so the secure port serves it to anyone who can
+ * reach the loopback address it is bound to.
+ */
+export const OPEN_METRICS_ARGS: readonly string[] = ['--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics'];
+
+/**
+ * GET a path of a manager's secure port on this machine: HTTPS to 127.0.0.1, the self-signed
+ * certificate not verified (a harness has nothing to verify it against), with a bearer token when
+ * given. Never rejects, as probe.
+ */
+export function probeSecurePort(port: number, path: string, o: { token?: string; timeoutMs?: number } = {}): Promise<{ status: number; body: string }> {
+  return probe(`https://127.0.0.1:${port}${path}`, { insecure: true, ...(o.token ? { headers: { Authorization: `Bearer ${o.token}` } } : {}) }, o.timeoutMs);
 }

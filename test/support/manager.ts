@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PortAllocator } from '../../starter/local/ports';
-import { probe } from '../../starter/local/http-probe';
+import { OPEN_METRICS_ARGS, probeSecurePort } from '../../starter/local/http-probe';
 import { repoRoot } from '../../starter/local/paths';
 import { pkiPaths } from '../../starter/local/pki';
 import { readState } from '../../starter/local/stack';
@@ -46,6 +46,8 @@ export async function startManagerProcess(taskQueue: string, extraArgs: string[]
     '--secure-port', String(port),
     '--leader-elect=false',
     '--controllers', opts.controllers ?? 'replicaset,replicationcontroller',
+    // metrics() reads /metrics without a token
+    ...OPEN_METRICS_ARGS,
     ...extraArgs,
   ], { stdio: ['ignore', out, out], env: { ...process.env, LOG_LEVEL: 'info' } });
   fs.closeSync(out);
@@ -53,7 +55,7 @@ export async function startManagerProcess(taskQueue: string, extraArgs: string[]
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`manager exited with ${child.exitCode}; see ${logFile}`);
-    if ((await probe(`http://127.0.0.1:${port}/readyz`)).status === 200) break;
+    if ((await probeSecurePort(port, '/readyz')).status === 200) break;
     if (Date.now() > deadline) throw new Error(`manager not ready in 60s; see ${logFile}`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -62,7 +64,7 @@ export async function startManagerProcess(taskQueue: string, extraArgs: string[]
     port,
     logFile,
     child,
-    metrics: async () => (await probe(`http://127.0.0.1:${port}/metrics`)).body,
+    metrics: async () => (await probeSecurePort(port, '/metrics')).body,
     kill: async (signal: NodeJS.Signals = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;

@@ -1,13 +1,35 @@
-import * as http from 'node:http';
+import type * as http from 'node:http';
+import * as https from 'node:https';
 import * as net from 'node:net';
 import { Writable } from 'node:stream';
-import { HealthServer, Readiness, startHealthServer } from '../../starter/health-server';
+import { HealthServer, HealthServerOptions, Readiness, SecureServing, startHealthServer } from '../../starter/health-server';
+import { createAuthenticator, createAuthorizer, DEFAULT_ALWAYS_ALLOW_PATHS } from '../../starter/secure-serving/delegated-auth';
+import { makeSelfSigned, selfSignedNames } from '../../starter/secure-serving/serving-cert';
 import { controllerLogger, createLogger } from '../../workers/logger';
 import { createMetrics } from '../../workers/metrics';
 
-function get(port: number, path: string, method = 'GET'): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+let pair: { cert: string; key: string };
+beforeAll(async () => {
+  pair = await makeSelfSigned(selfSignedNames('127.0.0.1'));
+});
+
+/** The secure port as `run` sets it up with neither kubeconfig: anonymous callers, /metrics open as a harness opens it. */
+function serving(paths: readonly string[] = [...DEFAULT_ALWAYS_ALLOW_PATHS, '/metrics']): SecureServing {
+  return {
+    cert: { ...pair, source: { kind: 'memory' } },
+    authenticate: createAuthenticator({ clientCertificates: false, cacheTtlMs: 10_000 }),
+    authorize: createAuthorizer({ alwaysAllowPaths: paths, allowCacheTtlMs: 10_000, denyCacheTtlMs: 10_000 }),
+  };
+}
+
+function start(o: Partial<HealthServerOptions> = {}): Promise<HealthServer> {
+  return startHealthServer({ bindAddress: '127.0.0.1', port: 0, metrics: createMetrics(), readiness: () => true, logger: createLogger('silent'), serving: serving(), ...o });
+}
+
+function get(port: number, path: string, method = 'GET', agent?: https.Agent): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method }, (res) => {
+    // the certificate is self-signed: what it is, is tested in secure-serving.test.ts
+    const req = https.request({ host: '127.0.0.1', port, path, method, rejectUnauthorized: false, ...(agent ? { agent } : {}) }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
@@ -39,13 +61,7 @@ describe('health server', () => {
   const log = capture();
 
   beforeAll(async () => {
-    server = await startHealthServer({
-      bindAddress: '127.0.0.1',
-      port: 0,
-      metrics,
-      readiness: () => ready(),
-      logger: createLogger('info', log.stream),
-    });
+    server = await start({ metrics, readiness: () => ready(), logger: createLogger('info', log.stream) });
   });
   afterAll(() => server.close());
 
@@ -99,13 +115,16 @@ describe('health server', () => {
     expect(r.body).toContain('nodejs_eventloop_lag_seconds');
   });
 
-  test('unknown paths are 404, other methods 405, HEAD has no body', async () => {
-    expect((await get(server.port, '/')).status).toBe(404);
-    expect((await get(server.port, '/livez')).status).toBe(404);
-    const post = await get(server.port, '/healthz', 'POST');
-    expect(post.status).toBe(405);
-    expect(post.headers.allow).toBe('GET, HEAD');
+  test('an unknown path is 403 to whoever may not read it and 404 past authorization, as upstream', async () => {
+    expect(await get(server.port, '/')).toMatchObject({ status: 403, body: expect.stringContaining('forbidden: User \\"system:anonymous\\" cannot get path \\"/\\"') });
+    // always allowed, and upstream serves no /livez either
+    expect(await get(server.port, '/livez')).toMatchObject({ status: 404, body: '404 page not found\n' });
+  });
+
+  test('any method past authorization gets the page, HEAD without a body', async () => {
+    expect(await get(server.port, '/healthz', 'POST')).toMatchObject({ status: 200, body: 'ok' });
     expect(await get(server.port, '/healthz', 'HEAD')).toMatchObject({ status: 200, body: '' });
+    expect((await get(server.port, '/healthz')).headers['cache-control']).toBe('no-cache, private');
   });
 });
 
@@ -117,23 +136,16 @@ describe('health server lifecycle', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
     const port = (blocker.address() as net.AddressInfo).port;
     try {
-      await expect(
-        startHealthServer({ bindAddress: '127.0.0.1', port, metrics: createMetrics(), readiness: () => true, logger: quiet() }),
-      ).rejects.toThrow(`cannot serve health and metrics on 127.0.0.1:${port}: EADDRINUSE`);
+      await expect(start({ port, logger: quiet() })).rejects.toThrow(`cannot serve health and metrics on 127.0.0.1:${port}: EADDRINUSE`);
     } finally {
       blocker.close();
     }
   });
 
   test('close() stops serving even with a keep-alive connection open, and may be called twice', async () => {
-    const s = await startHealthServer({ bindAddress: '127.0.0.1', port: 0, metrics: createMetrics(), readiness: () => true, logger: quiet() });
-    const agent = new http.Agent({ keepAlive: true });
-    await new Promise<void>((resolve, reject) => {
-      http.get({ host: '127.0.0.1', port: s.port, path: '/healthz', agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve());
-      }).on('error', reject);
-    });
+    const s = await start({ logger: quiet() });
+    const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false });
+    expect((await get(s.port, '/healthz', 'GET', agent)).status).toBe(200);
     await Promise.all([s.close(), s.close()]);
     await expect(get(s.port, '/healthz')).rejects.toThrow(/ECONNREFUSED/);
     agent.destroy();
