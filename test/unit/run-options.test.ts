@@ -376,3 +376,80 @@ describe('CSR signing flags', () => {
     expect(run([]).controllerFlags['cluster-signing-duration']).toBe(8760 * 3600_000);
   });
 });
+
+describe('secure port flags', () => {
+  test('defaults: a self-signed certificate in memory, no delegation, upstream TTLs and always-allowed paths', () => {
+    expect(run([]).secureServing).toEqual({
+      authenticationTokenWebhookCacheTtlMs: 10_000,
+      authenticationSkipLookup: false,
+      authenticationTolerateLookupFailure: false,
+      authorizationAlwaysAllowPaths: ['/healthz', '/readyz', '/livez'],
+      authorizationWebhookCacheAuthorizedTtlMs: 10_000,
+      authorizationWebhookCacheUnauthorizedTtlMs: 10_000,
+    });
+  });
+
+  test('every flag is read', () => {
+    const o = run([
+      '--cert-dir', path.join(dir, 'certs'),
+      '--tls-cert-file', cert, '--tls-private-key-file', key,
+      '--tls-min-version', 'VersionTLS13',
+      '--authentication-kubeconfig', ca, '--authorization-kubeconfig', cert,
+      '--authentication-token-webhook-cache-ttl', '1m',
+      '--authentication-skip-lookup', '--authentication-tolerate-lookup-failure=true',
+      '--client-ca-file', ca,
+      '--authorization-always-allow-paths', '/healthz,/metrics', '--authorization-always-allow-paths=/debug/*',
+      '--authorization-webhook-cache-authorized-ttl', '0', '--authorization-webhook-cache-unauthorized-ttl', '2s',
+    ]);
+    expect(o.secureServing).toEqual({
+      certDir: path.join(dir, 'certs'),
+      tlsCertFile: cert,
+      tlsPrivateKeyFile: key,
+      tlsMinVersion: 'TLSv1.3',
+      authenticationKubeconfig: ca,
+      authorizationKubeconfig: cert,
+      authenticationTokenWebhookCacheTtlMs: 60_000,
+      authenticationSkipLookup: true,
+      authenticationTolerateLookupFailure: true,
+      clientCaFile: ca,
+      // repeated, the lists add up, as pflag's string slices
+      authorizationAlwaysAllowPaths: ['/healthz', '/metrics', '/debug/*'],
+      authorizationWebhookCacheAuthorizedTtlMs: 0,
+      authorizationWebhookCacheUnauthorizedTtlMs: 2000,
+    });
+  });
+
+  test('an empty --cert-dir means in memory and an empty path list always allows nothing', () => {
+    const o = run(['--cert-dir=', '--authorization-always-allow-paths=']);
+    expect(o.secureServing.certDir).toBeUndefined();
+    expect(o.secureServing.authorizationAlwaysAllowPaths).toEqual([]);
+  });
+
+  test.each([
+    [['--tls-cert-file', 'cert.pem'], '--tls-cert-file needs --tls-private-key-file'],
+    [['--tls-private-key-file', 'key.pem'], '--tls-private-key-file needs --tls-cert-file'],
+    [['--tls-cert-file', '/nope.crt', '--tls-private-key-file', 'key.pem'], '--tls-cert-file: "/nope.crt" does not exist'],
+    [['--cert-dir', 'cert.pem'], 'is not a directory'],
+    [['--tls-min-version', 'TLS1.2'], '--tls-min-version: "TLS1.2" is not one of VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13'],
+    [['--authentication-kubeconfig', '/nope'], '--authentication-kubeconfig: "/nope" does not exist'],
+    [['--authorization-kubeconfig', '/nope'], '--authorization-kubeconfig: "/nope" does not exist'],
+    [['--client-ca-file', '/nope'], '--client-ca-file: "/nope" does not exist'],
+    [['--authentication-token-webhook-cache-ttl', '10'], '--authentication-token-webhook-cache-ttl: "10" is not a duration'],
+    [['--authorization-webhook-cache-authorized-ttl', '-1s'], 'must not be negative'],
+    [['--authorization-webhook-cache-unauthorized-ttl', 'soon'], 'is not a duration'],
+    [['--authentication-skip-lookup=maybe'], '--authentication-skip-lookup: "maybe" is not a boolean'],
+    [['--authorization-always-allow-paths', '/a*b'], '--authorization-always-allow-paths: only trailing * allowed in "a*b"'],
+  ])('%j is rejected', (args, msg) => {
+    // relative names are the files made in beforeAll
+    const resolved = args.map((a) => (a === 'cert.pem' ? cert : a === 'key.pem' ? key : a));
+    expect(problem(resolved)).toContain(msg);
+  });
+
+  test('--help names every secure port flag', () => {
+    const help = addRunOptions(new Command('run')).helpInformation();
+    for (const f of ['--cert-dir', '--tls-cert-file', '--tls-private-key-file', '--tls-min-version', '--authentication-kubeconfig', '--authentication-token-webhook-cache-ttl',
+      '--authentication-skip-lookup', '--authentication-tolerate-lookup-failure', '--client-ca-file', '--authorization-kubeconfig', '--authorization-always-allow-paths',
+      '--authorization-webhook-cache-authorized-ttl', '--authorization-webhook-cache-unauthorized-ttl']) expect(help).toContain(f);
+    expect(help).toContain('(default: /healthz,/readyz,/livez)');
+  });
+});
