@@ -483,11 +483,11 @@ function leaderElectWarning(r: Reader, leaderElect: boolean, taskQueue: string):
   );
 }
 
-/** A path flag whose empty value means "none", as pflag reads `--cert-dir=`. */
-function optionalPath(r: Reader, flag: string): string | undefined {
+/** A path flag whose empty value means "none", as upstream reads `--cert-dir=` or `--authentication-kubeconfig=`. */
+function optionalPath(r: Reader, flag: string, mustExist = false): string | undefined {
   const g = r.given(flag);
   if (!g || g.value === '') return undefined;
-  return r.string(flag);
+  return mustExist ? r.existingFile(flag) : r.string(flag);
 }
 
 /** The secure port's flags (upstream's names and defaults); problems go to r. */
@@ -535,9 +535,9 @@ function secureServingOf(r: Reader): SecureServingOptions {
     tlsCertFile,
     tlsPrivateKeyFile,
     tlsMinVersion,
-    authenticationKubeconfig: r.existingFile('authentication-kubeconfig'),
-    clientCaFile: r.existingFile('client-ca-file'),
-    authorizationKubeconfig: r.existingFile('authorization-kubeconfig'),
+    authenticationKubeconfig: optionalPath(r, 'authentication-kubeconfig', true),
+    clientCaFile: optionalPath(r, 'client-ca-file', true),
+    authorizationKubeconfig: optionalPath(r, 'authorization-kubeconfig', true),
   };
   for (const [k, v] of Object.entries(optional)) if (v !== undefined) Object.assign(out, { [k]: v });
   return out;

@@ -167,7 +167,8 @@ export function createAuthenticator(cfg: AuthenticatorConfig): Authenticator {
         // an answer with an error is not cached, as upstream keeps only error-free answers
         const a = await cache.get(key, () => review(token), (v) => (v.authenticated || !v.error ? cfg.cacheTtlMs : 0));
         if (a.authenticated) return { ok: true, user: withAuthenticatedGroup(a.user), via: 'token' };
-        errors.push(a.error ? `invalid bearer token, ${a.error}` : 'invalid bearer token');
+        // the cluster's own words when it gave any (for a bad token they are already "invalid bearer token")
+        errors.push(a.error ?? 'invalid bearer token');
       } catch (e) {
         errors.push(`token review failed: ${(e as Error).message}`);
       }

@@ -29,9 +29,11 @@ export function clusterIdentityArgs(): string[] {
 
 /**
  * `controllers` replaces the default `replicaset,replicationcontroller`; a `--controllers` in
- * extraArgs adds to it instead (the flag may be repeated).
+ * extraArgs adds to it instead (the flag may be repeated). `openMetrics: false` leaves the secure
+ * port's always-allowed paths at their default, for a test of the port itself (metrics() then
+ * needs a token).
  */
-export async function startManagerProcess(taskQueue: string, extraArgs: string[] = [], opts: { controllers?: string } = {}): Promise<ManagerProcess> {
+export async function startManagerProcess(taskQueue: string, extraArgs: string[] = [], opts: { controllers?: string; openMetrics?: boolean } = {}): Promise<ManagerProcess> {
   const state = readState(TEST_DATA_DIR);
   if (!state) throw new Error('test stack not up');
   const port = await ports.take('manager metrics');
@@ -47,7 +49,7 @@ export async function startManagerProcess(taskQueue: string, extraArgs: string[]
     '--leader-elect=false',
     '--controllers', opts.controllers ?? 'replicaset,replicationcontroller',
     // metrics() reads /metrics without a token
-    ...OPEN_METRICS_ARGS,
+    ...(opts.openMetrics === false ? [] : OPEN_METRICS_ARGS),
     ...extraArgs,
   ], { stdio: ['ignore', out, out], env: { ...process.env, LOG_LEVEL: 'info' } });
   fs.closeSync(out);

@@ -419,9 +419,12 @@ describe('secure port flags', () => {
     });
   });
 
-  test('an empty --cert-dir means in memory and an empty path list always allows nothing', () => {
-    const o = run(['--cert-dir=', '--authorization-always-allow-paths=']);
+  test('an empty --cert-dir means in memory, an empty kubeconfig or CA none, and an empty path list always allows nothing', () => {
+    const o = run(['--cert-dir=', '--authorization-always-allow-paths=', '--authentication-kubeconfig=', '--authorization-kubeconfig=', '--client-ca-file=']);
     expect(o.secureServing.certDir).toBeUndefined();
+    expect(o.secureServing.authenticationKubeconfig).toBeUndefined();
+    expect(o.secureServing.authorizationKubeconfig).toBeUndefined();
+    expect(o.secureServing.clientCaFile).toBeUndefined();
     expect(o.secureServing.authorizationAlwaysAllowPaths).toEqual([]);
   });
 
