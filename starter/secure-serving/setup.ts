@@ -28,13 +28,13 @@ function readCaBundle(file: string): string {
  * check that cannot work for want of a kubeconfig; throws what should stop the manager.
  */
 export async function prepareSecureServing(o: SecureServingOptions, bindAddress: string, logger: Logger): Promise<SecureServing> {
+  const log = logger.child({ component: 'secure-port' });
   const cert = await loadServingCert({ certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, certDir: o.certDir, bindAddress });
-  if (cert.source.kind === 'memory') logger.info('secure port: generated a self-signed certificate in memory');
+  if (cert.source.kind === 'memory') log.info('generated a self-signed certificate in memory');
   else if (cert.source.kind === 'cert-dir' && cert.source.generated) {
-    logger.info({ certFile: cert.source.certFile, keyFile: cert.source.keyFile }, 'secure port: generated a self-signed certificate');
+    log.info({ certFile: cert.source.certFile, keyFile: cert.source.keyFile }, 'generated a self-signed certificate');
   }
 
-  const log = logger.child({ component: 'secure-port' });
   const authnClient = await delegationClient('authentication', o.authenticationKubeconfig, log);
   const authzClient = await delegationClient('authorization', o.authorizationKubeconfig, log);
 

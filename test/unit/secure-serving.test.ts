@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type * as tls from 'node:tls';
 import { ApiError } from '../../activities/kube/rest';
 import { HealthServer, SecureServing, startHealthServer } from '../../starter/health-server';
 import {
@@ -187,7 +188,7 @@ describe('delegated authentication', () => {
     expect(await authn({ peerCertificate: unverified, authorization: 'Bearer good' })).toMatchObject({ ok: true, via: 'token' });
   });
 
-  test('TokenCache stays bounded under a flood of distinct keys', async () => {
+  test('the cache stays bounded under a flood of distinct tokens', async () => {
     const cache = new TtlCache<number>(() => 0, 100);
     for (let i = 0; i < 1000; i++) await cache.get(String(i), async () => i, () => 10_000);
     expect(cache.size).toBeLessThanOrEqual(100);
@@ -378,5 +379,43 @@ describe('the secure port over TLS', () => {
     expect((await get('/metrics', { cert: stranger })).status).toBe(401);
     // a certificate that does not verify yields to a token that does, as upstream's union
     expect((await get('/metrics', { cert: stranger, token: 'allowed' })).status).toBe(200);
+  });
+});
+
+describe('certificate files', () => {
+  test('given files are served again after they change', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'serving-reload-'));
+    const certFile = path.join(dir, 'tls.crt');
+    const keyFile = path.join(dir, 'tls.key');
+    const first = await makeSelfSigned(selfSignedNames('127.0.0.1'));
+    fs.writeFileSync(certFile, first.cert);
+    fs.writeFileSync(keyFile, first.key);
+    const server = await startHealthServer({
+      bindAddress: '127.0.0.1', port: 0, metrics: createMetrics(), readiness: () => true, logger: createLogger('silent'), certPollMs: 50,
+      serving: {
+        cert: await loadServingCert({ certFile, keyFile, bindAddress: '127.0.0.1' }),
+        authenticate: createAuthenticator({ clientCertificates: false, cacheTtlMs: 0 }),
+        authorize: createAuthorizer({ alwaysAllowPaths: DEFAULT_ALWAYS_ALLOW_PATHS, allowCacheTtlMs: 0, denyCacheTtlMs: 0 }),
+      },
+    });
+    const served = () => new Promise<string>((resolve, reject) => {
+      https.get({ host: '127.0.0.1', port: server.port, path: '/healthz', rejectUnauthorized: false, agent: false }, (res) => {
+        res.resume();
+        resolve((res.socket as tls.TLSSocket).getPeerX509Certificate()?.fingerprint256 ?? '');
+      }).on('error', reject);
+    });
+    try {
+      expect(await served()).toBe(certsOf(first.cert)[0].fingerprint256);
+      const second = await makeSelfSigned(selfSignedNames('127.0.0.1'));
+      fs.writeFileSync(keyFile, second.key);
+      fs.writeFileSync(certFile, second.cert);
+      const want = certsOf(second.cert)[0].fingerprint256;
+      const deadline = Date.now() + 5_000;
+      while ((await served()) !== want && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(await served()).toBe(want);
+    } finally {
+      await server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
