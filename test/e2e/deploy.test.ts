@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { probeSecurePort } from '../../starter/local/http-probe';
 import { repoRoot } from '../../starter/local/paths';
 import { pkiPaths } from '../../starter/local/pki';
@@ -228,6 +228,35 @@ describe('kubectl apply -k deploy/', () => {
     expect(c.volumeMounts).toEqual(b.volumeMounts?.filter((m) => !m.mountPath.startsWith('/etc/temporal-kcm')));
     expect(d.spec.template.spec.volumes).toEqual(base.spec.template.spec.volumes?.filter((v) => !v.secret));
     expect(Object.keys(one<Secret>(objs, 'Secret').data).sort()).toEqual(['address', 'namespace', 'task-queue']);
+  });
+
+  test("README's overlay renders: your image, your Temporal settings and PEM files", async () => {
+    const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    const block = /```yaml\n\s*# my-kcm\/kustomization\.yaml\n([\s\S]*?)\n\s*```/.exec(readme)?.[1];
+    if (!block) throw new Error('README has no my-kcm/kustomization.yaml block');
+    const indent = /^ */.exec(block)![0].length;
+    const text = block.split('\n').map((l) => l.slice(indent)).join('\n');
+    // the README's layout: the overlay next to a checkout named temporal-kcm
+    const top = fs.mkdtempSync(path.join(os.tmpdir(), 'deploy-overlay-'));
+    const overlay = path.join(top, 'my-kcm');
+    try {
+      fs.mkdirSync(overlay);
+      fs.symlinkSync(repoRoot, path.join(top, 'temporal-kcm'));
+      fs.writeFileSync(path.join(overlay, 'kustomization.yaml'), text);
+      const generators = (parse(text) as { secretGenerator: Array<{ files?: string[] }> }).secretGenerator;
+      const files = generators.flatMap((g) => g.files ?? []).map((f) => f.split('=').pop()!);
+      expect(files).toHaveLength(3);
+      for (const f of files) fs.writeFileSync(path.join(overlay, f), `pem of ${f}\n`);
+      const objs = await render(overlay);
+      const secret = one<Secret>(objs, 'Secret');
+      expect(Buffer.from(secret.data.address, 'base64').toString()).toBe('temporal.example.com:7233');
+      expect(Buffer.from(secret.data['tls.key'], 'base64').toString()).toBe('pem of kcm-client-key.pem\n');
+      const d = one<Deployment>(objs, 'Deployment');
+      expect(d.spec.template.spec.containers[0].image).toBe('registry.example.com/platform/temporal-kcm:0.1.0');
+      expect(d.spec.template.spec.volumes?.find((v) => v.secret)?.secret?.secretName).toBe(secret.metadata.name);
+    } finally {
+      fs.rmSync(top, { recursive: true, force: true });
+    }
   });
 });
 
