@@ -7,6 +7,7 @@ import { repoRoot } from '../../starter/local/paths';
 import { SERVICE_ACCOUNT_PRIVATE_KEY_FILE } from '../../activities/serviceaccount-token/controller';
 import { RunOptions, addRunOptions, resolveRunOptions } from '../../starter/run-options';
 import { flagValue } from '../../workers/flags';
+import { parseWithEnv } from '../support/parse-with-env';
 
 /*
  * The command lines deploy/ writes, read by this build's own flag parser: an unknown flag or a
@@ -68,21 +69,7 @@ function localized(args: string[]): string[] {
 function resolve(c: Container, env: Record<string, string>): RunOptions {
   const [command, ...args] = c.args ?? [];
   expect(command).toBe('run');
-  const cmd = addRunOptions(new Command('run')).exitOverride().configureOutput({ writeErr: () => undefined });
-  const names = cmd.options.map((o) => o.envVar).filter((v): v is string => v !== undefined);
-  const saved = names.map((n) => [n, process.env[n]] as const);
-  for (const n of names) {
-    if (env[n] === undefined) delete process.env[n];
-    else process.env[n] = env[n];
-  }
-  try {
-    return resolveRunOptions(cmd.parse(localized(args), { from: 'user' }));
-  } finally {
-    for (const [n, v] of saved) {
-      if (v === undefined) delete process.env[n];
-      else process.env[n] = v;
-    }
-  }
+  return resolveRunOptions(parseWithEnv(addRunOptions(new Command('run')), localized(args), env));
 }
 
 const cliVariables = () => new Set(addRunOptions(new Command('run')).options.map((o) => o.envVar).filter((v): v is string => v !== undefined));
