@@ -7,7 +7,8 @@ import { probeSecurePort } from '../../starter/local/http-probe';
 import { repoRoot } from '../../starter/local/paths';
 import { pkiPaths } from '../../starter/local/pki';
 import { PortAllocator } from '../../starter/local/ports';
-import { auditLogPath, readState } from '../../starter/local/stack';
+import { readState } from '../../starter/local/stack';
+import { AuditEvent, AuditLog } from '../support/audit';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { getIfExists, listPods, testRest } from '../support/kube';
 import { kubectl } from '../support/nodes';
@@ -99,32 +100,8 @@ const flagValue = (args: string[], flag: string): string | undefined => args.fin
 // ---------------------------------------------------------------------------------------------
 // the audit log: who made each request (Metadata level: writes, lists and watches, not gets)
 
-interface AuditEvent {
-  verb: string;
-  user: { username: string };
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  responseStatus?: { code?: number };
-}
-
-let auditFrom = 0;
-
-/** The audit events since the in-cluster test began (lines cut by a concurrent write are skipped). */
-function audit(): AuditEvent[] {
-  const fd = fs.openSync(auditLogPath(TEST_DATA_DIR), 'r');
-  try {
-    const buf = Buffer.alloc(Math.max(0, fs.fstatSync(fd).size - auditFrom));
-    fs.readSync(fd, buf, 0, buf.length, auditFrom);
-    return buf.toString('utf8').split('\n').flatMap((l) => {
-      try {
-        return [JSON.parse(l) as AuditEvent];
-      } catch {
-        return [];
-      }
-    });
-  } finally {
-    fs.closeSync(fd);
-  }
-}
+const auditLog = new AuditLog();
+const audit = () => auditLog.events();
 
 function users(events: AuditEvent[], f: { verb: string; resource: string; subresource?: string; namespace?: string }): Set<string> {
   return new Set(events.filter((e) => e.verb === f.verb && e.objectRef?.resource === f.resource && e.objectRef?.subresource === f.subresource
@@ -286,7 +263,7 @@ describe('in-cluster style: the Deployment’s command line as the temporal-kcm 
     if (process.getuid?.() !== 0) throw new Error('this test mounts a tmpfs in a mount namespace of its own (unshare --mount): it needs root');
     const state = readState(TEST_DATA_DIR);
     if (!state) throw new Error('test stack not up');
-    auditFrom = fs.existsSync(auditLogPath(TEST_DATA_DIR)) ? fs.statSync(auditLogPath(TEST_DATA_DIR)).size : 0;
+    auditLog.mark();
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'deploy-e2e-'));
     const realTokenBefore = fs.existsSync(path.join(SA_DIR, 'token'));
 

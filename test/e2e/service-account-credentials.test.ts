@@ -1,9 +1,7 @@
-import * as fs from 'node:fs';
-import { auditLogPath } from '../../starter/local/stack';
+import { AuditLog } from '../support/audit';
 import { eventually, testKubeConfig, uniqueName } from '../support/cluster';
 import { eventsFor, listPods, testRest } from '../support/kube';
 import { ManagerProcess, clusterIdentityArgs, startManagerProcess } from '../support/manager';
-import { TEST_DATA_DIR } from '../support/stack';
 
 /**
  * --use-service-account-credentials: every controller calls the API as its own ServiceAccount in
@@ -14,33 +12,8 @@ const rest = testRest(testKubeConfig());
 let manager: ManagerProcess;
 let ns: string;
 
-interface AuditEvent {
-  verb: string;
-  user: { username: string };
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  responseStatus?: { code?: number };
-}
-
-/** Where the audit log ended when this file started: what came before is other tests' (tens of MB late in a run). */
-let auditFrom = 0;
-
-/** The audit events written since this file started (lines cut at either end by a concurrent write are skipped). */
-function audit(): AuditEvent[] {
-  const fd = fs.openSync(auditLogPath(TEST_DATA_DIR), 'r');
-  try {
-    const buf = Buffer.alloc(Math.max(0, fs.fstatSync(fd).size - auditFrom));
-    fs.readSync(fd, buf, 0, buf.length, auditFrom);
-    return buf.toString('utf8').split('\n').flatMap((l) => {
-      try {
-        return [JSON.parse(l) as AuditEvent];
-      } catch {
-        return [];
-      }
-    });
-  } finally {
-    fs.closeSync(fd);
-  }
-}
+const auditLog = new AuditLog();
+const audit = () => auditLog.events();
 
 /** The users that made successful writes matching the filter. */
 function writers(f: { verb: string; resource: string; subresource?: string; namespace?: string }): Set<string> {
@@ -51,7 +24,7 @@ function writers(f: { verb: string; resource: string; subresource?: string; name
 const sa = (name: string) => `system:serviceaccount:kube-system:${name}`;
 
 beforeAll(async () => {
-  auditFrom = fs.existsSync(auditLogPath(TEST_DATA_DIR)) ? fs.statSync(auditLogPath(TEST_DATA_DIR)).size : 0;
+  auditLog.mark();
   manager = await startManagerProcess(uniqueName('sacred-e2e'), [
     '--controllers', 'replicaset,deployment,garbagecollector,serviceaccount,root-ca-cert-publisher,resourcequota,clusterrole-aggregation,namespace',
     '--use-service-account-credentials', ...clusterIdentityArgs(),
