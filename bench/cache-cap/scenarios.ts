@@ -11,7 +11,7 @@ import { median, percentile } from '../lib/stats';
 import { sleep, waitFor } from '../lib/util';
 import { createReplicaSet, getReplicaSet, mergePatch, replicaSetSettled, warmUp } from '../lib/workloads';
 import { probeSecurePort } from '../../starter/local/http-probe';
-import { createFleet, fleetNames, perturbFleet, timeCatchUp } from '../scenarios/fleet';
+import { fleetNames, idleFleet, perturbFleet, timeCatchUp } from '../scenarios/fleet';
 import type { Sample, Scenario } from '../scenarios/types';
 import { capPlan } from './plan';
 
@@ -44,13 +44,7 @@ export const cacheCapFleet: Scenario = {
     const { rest } = ctx.stack;
     const out: Sample = {};
 
-    const first = await ctx.startManager({ controllers: CONTROLLERS });
-    await warmUp(rest, ctx.ns);
-    await createFleet(rest, ctx.ns, size, 1);
-    await sleep(plan.settleS * 1000);
-    const idleWindow = await ctx.openWindow(() => [first]);
-    await sleep(plan.idleS * 1000);
-    const idle = await idleWindow.close();
+    const { manager: first, idle } = await idleFleet(ctx, CONTROLLERS, size, plan.settleS, plan.idleS);
     out['idle.peakRssMiB'] = idle.peakRssMiB;
     out['idle.cpuPerMin'] = (idle.cpuSeconds / idle.seconds) * 60;
     if (idle.temporalCpuSeconds !== undefined) out['idle.temporalCpuPerMin'] = (idle.temporalCpuSeconds / idle.seconds) * 60;

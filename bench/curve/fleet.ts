@@ -4,9 +4,8 @@ import { apiCallsByVerb, openWatches, ourCounters } from '../lib/prom';
 import { informerAttempt, informerHolderPid, queueProfile, taskTimeline } from '../lib/temporal';
 import { median } from '../lib/stats';
 import type { KubeObject } from '../../activities/kube/projections';
-import { warmUp } from '../lib/workloads';
 import { sleep, waitFor } from '../lib/util';
-import { createFleet, fleetNames, perturbFleet, timeCatchUp } from '../scenarios/fleet';
+import { fleetNames, idleFleet, perturbFleet, timeCatchUp } from '../scenarios/fleet';
 import type { Sample, Scenario, ScenarioContext } from '../scenarios/types';
 import { curvePlan } from './plan';
 
@@ -133,15 +132,8 @@ export const fleetCurve: Scenario = {
     const { rest } = ctx.stack;
     const out: Sample = {};
 
-    const first = await ctx.startManager({ controllers: CONTROLLERS });
-    await warmUp(rest, ctx.ns);
-    const setupAt = Date.now();
-    await createFleet(rest, ctx.ns, size, 1);
-    out.setupMs = Date.now() - setupAt;
-    await sleep(plan.settleS * 1000);
-    const idleWindow = await ctx.openWindow(() => [first]);
-    await sleep(plan.idleS * 1000);
-    const idle = await idleWindow.close();
+    const { manager: first, setupMs, idle } = await idleFleet(ctx, CONTROLLERS, size, plan.settleS, plan.idleS);
+    out.setupMs = setupMs;
     const perMin = (n: number) => (n / idle.seconds) * 60;
     Object.assign(out, {
       'idle.cpuSeconds': idle.cpuSeconds,

@@ -1,6 +1,9 @@
 import { KubeRest } from '../../activities/kube/rest';
 import { requestCounts } from '../lib/apiserver';
-import { createDeployment, deploymentComplete, listDeployments, mergePatch } from '../lib/workloads';
+import type { ManagedProcess } from '../lib/managers';
+import type { ResourceUse } from '../lib/measure';
+import { createDeployment, deploymentComplete, listDeployments, mergePatch, warmUp } from '../lib/workloads';
+import type { ScenarioContext } from './types';
 import { sleep, waitFor } from '../lib/util';
 
 /** Run `fn` over `items`, `width` at a time. */
@@ -71,4 +74,23 @@ export async function timeCatchUp(
     if (convergedAt !== undefined && now - lastWriteAt >= quietMs) return { convergedMs: convergedAt - t0, lastWriteMs: lastWriteAt - t0 };
     if (now - t0 > deadlineMs) throw new Error(`catch-up of ${count} Deployments did not settle in ${Math.round(deadlineMs / 1000)} s (converged: ${convergedAt !== undefined})`);
   }
+}
+
+/**
+ * The start of every fleet measurement: a manager of the context's subject with `controllers`, a
+ * fleet of `size` one-replica Deployments created (timed) and left `settleS` to settle, then an
+ * idle window of `idleS` over that manager, which is left running.
+ */
+export async function idleFleet(
+  ctx: ScenarioContext, controllers: string[], size: number, settleS: number, idleS: number,
+): Promise<{ manager: ManagedProcess; setupMs: number; idle: ResourceUse }> {
+  const manager = await ctx.startManager({ controllers });
+  await warmUp(ctx.stack.rest, ctx.ns);
+  const setupAt = Date.now();
+  await createFleet(ctx.stack.rest, ctx.ns, size, 1);
+  const setupMs = Date.now() - setupAt;
+  await sleep(settleS * 1000);
+  const window = await ctx.openWindow(() => [manager]);
+  await sleep(idleS * 1000);
+  return { manager, setupMs, idle: await window.close() };
 }

@@ -1,9 +1,9 @@
-import * as fs from 'node:fs';
 import type { Logger } from 'pino';
 import { ResolvedKubeconfig } from '../../activities/kube/kubeconfig';
 import { ApiError, KubeRest, userAgentFor } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
 import type { AccessAttributes, AccessReviewAnswer, AccessReviewFn, TokenReviewAnswer, TokenReviewFn, UserInfo } from './delegated-auth';
+import { readableFile } from './serving-cert';
 
 /*
  * The secure port's calls to the cluster: TokenReview and SubjectAccessReview, and the one read of
@@ -20,19 +20,10 @@ export const AUTHENTICATION_CONFIGMAP = { namespace: 'kube-system', name: 'exten
 /** Whether the process runs in a pod: upstream's in-cluster test, the service variables first, then the token file. */
 export type InCluster = { kind: 'no' } | { kind: 'yes' } | { kind: 'broken'; error: string };
 
-export function inClusterStatus(env: NodeJS.ProcessEnv, readable: (f: string) => boolean = canRead): InCluster {
+export function inClusterStatus(env: NodeJS.ProcessEnv, readable: (f: string) => boolean = readableFile): InCluster {
   if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) return { kind: 'no' };
   if (!readable(SERVICE_ACCOUNT_TOKEN)) return { kind: 'broken', error: `cannot read ${SERVICE_ACCOUNT_TOKEN}` };
   return { kind: 'yes' };
-}
-
-function canRead(f: string): boolean {
-  try {
-    fs.accessSync(f, fs.constants.R_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

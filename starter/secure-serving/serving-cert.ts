@@ -60,7 +60,8 @@ export function certDirPair(certDir: string): { certFile: string; keyFile: strin
   return { certFile: path.join(certDir, `${PAIR_NAME}.crt`), keyFile: path.join(certDir, `${PAIR_NAME}.key`) };
 }
 
-function readable(file: string): boolean {
+/** A file this process can read (a directory or a missing path is not). */
+export function readableFile(file: string): boolean {
   try {
     fs.accessSync(file, fs.constants.R_OK);
     return fs.statSync(file).isFile();
@@ -73,7 +74,7 @@ function readable(file: string): boolean {
  * Whether --cert-dir already holds a pair to reuse; one file without the other is an error, as a
  * key without its certificate (or the reverse) is useless and overwriting it could lose the other.
  */
-export function existingPair(certFile: string, keyFile: string, canRead: (f: string) => boolean = readable): boolean {
+export function existingPair(certFile: string, keyFile: string, canRead: (f: string) => boolean = readableFile): boolean {
   const c = canRead(certFile);
   const k = canRead(keyFile);
   if (!c && !k) return false;
