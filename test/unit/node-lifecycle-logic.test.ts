@@ -142,18 +142,18 @@ describe('a bucket drained by late wakes', () => {
   test('tokens that came while nodes waited are all spent at a late wake; an idle bucket holds one', () => {
     let b = tryAccept(newBucket(2, 0), 0).bucket;
     // the timer for the next token (due at 500 ms) fires at 1000 ms: upstream would have spent two by then
-    let t = tryAccept(b, 1000, true);
+    let t = tryAccept(b, 1000, 'draining');
     expect(t.ok).toBe(true);
-    t = tryAccept(t.bucket, 1000, true);
+    t = tryAccept(t.bucket, 1000, 'draining');
     expect(t.ok).toBe(true);
-    expect(tryAccept(t.bucket, 1000, true).ok).toBe(false);
+    expect(tryAccept(t.bucket, 1000, 'draining').ok).toBe(false);
     b = t.bucket;
     // nodes waited through a minute's outage: a second's worth is made up for, not a minute's
-    let late = tryAccept(b, 60_000, true);
+    let late = tryAccept(b, 60_000, 'draining');
     let spent = 0;
     while (late.ok) {
       spent++;
-      late = tryAccept(late.bucket, 60_000, true);
+      late = tryAccept(late.bucket, 60_000, 'draining');
     }
     expect(spent).toBe(3);
     b = t.bucket;
@@ -161,5 +161,27 @@ describe('a bucket drained by late wakes', () => {
     t = tryAccept(b, 61_000);
     expect(t.ok).toBe(true);
     expect(tryAccept(t.bucket, 61_000).ok).toBe(false);
+  });
+
+  test('a write held up within a pass (the replica writing it died) is followed by one token, not a second\'s worth', () => {
+    // a wake half a second late grants two; one is spent and its write takes 8 s (a failover)
+    let t = tryAccept(tryAccept(newBucket(2, 0), 0).bucket, 1000, 'draining');
+    expect(t.ok).toBe(true);
+    // what the wake granted is kept, and nothing more came of the 8 s
+    t = tryAccept(t.bucket, 9000, 'continuing');
+    expect(t.ok).toBe(true);
+    expect(tryAccept(t.bucket, 9000, 'continuing').ok).toBe(false);
+    // a pass after a write that took no time keeps spending the wake's tokens
+    let w = tryAccept(tryAccept(newBucket(2, 0), 0).bucket, 1000, 'draining');
+    let spent = 0;
+    while (w.ok) {
+      spent++;
+      w = tryAccept(w.bucket, 1000, 'continuing');
+    }
+    expect(spent).toBe(2);
+    // and a write that took 8 s from a bucket with nothing left adds exactly one
+    w = tryAccept(w.bucket, 9000, 'continuing');
+    expect(w.ok).toBe(true);
+    expect(tryAccept(w.bucket, 9000, 'continuing').ok).toBe(false);
   });
 });

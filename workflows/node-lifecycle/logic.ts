@@ -196,16 +196,26 @@ export const newBucket = (qps: number, nowMs: number): TokenBucket => ({ qps, to
 export const TIMER_LATENESS_MS = 1000;
 
 /**
- * `draining`: nodes have been waiting since the bucket was last looked at. Upstream polls its
- * bucket every 100 ms while nodes wait, so each token is spent the moment it is there; a workflow
- * timer fires up to a second late, so the tokens of that second are spent at the wake too, which
- * keeps upstream's rate at any --node-eviction-rate. Never more: a replica that was down for a
- * while must not make up for its downtime with a burst. An idle bucket holds one (burst 1).
+ * How a pass looks at a zone's bucket:
+ * - `idle`: nothing waited since the bucket was last looked at; it holds one token at most (burst 1).
+ * - `draining`: nodes have been waiting since the bucket was last looked at. Upstream polls its
+ *   bucket every 100 ms while nodes wait, so each token is spent the moment it is there; a
+ *   workflow timer fires up to a second late, so the tokens of that second are spent at the wake
+ *   too, which keeps upstream's rate at any --node-eviction-rate. Never more: a replica that was
+ *   down for a while must not make up for its downtime with a burst.
+ * - `continuing`: later in the same pass, after a taint was written. What the wake granted is kept;
+ *   the time the write took (a second, or a failover's worth when the replica writing it died)
+ *   adds one token at most, as upstream's burst of 1 would after a slow API call.
  */
-function refill(b: TokenBucket, nowMs: number, draining = false): TokenBucket {
+export type BucketLook = 'idle' | 'draining' | 'continuing';
+
+function refill(b: TokenBucket, nowMs: number, look: BucketLook = 'idle'): TokenBucket {
   if (b.qps <= 0) return { ...b, atMs: nowMs };
-  const cap = draining ? 1 + (TIMER_LATENESS_MS / 1000) * b.qps : 1;
-  return { ...b, tokens: Math.min(cap, b.tokens + ((nowMs - b.atMs) / 1000) * b.qps), atMs: nowMs };
+  const accrued = b.tokens + ((nowMs - b.atMs) / 1000) * b.qps;
+  const tokens = look === 'draining' ? Math.min(1 + (TIMER_LATENESS_MS / 1000) * b.qps, accrued)
+    : look === 'continuing' ? Math.max(b.tokens, Math.min(1, accrued))
+      : Math.min(1, accrued);
+  return { ...b, tokens, atMs: nowMs };
 }
 
 /**
@@ -219,8 +229,8 @@ export function swapBucket(b: TokenBucket, qps: number, nowMs: number): TokenBuc
 }
 
 /** Takes a token if one is there. */
-export function tryAccept(b: TokenBucket, nowMs: number, draining = false): { ok: boolean; bucket: TokenBucket } {
-  const r = refill(b, nowMs, draining);
+export function tryAccept(b: TokenBucket, nowMs: number, look: BucketLook = 'idle'): { ok: boolean; bucket: TokenBucket } {
+  const r = refill(b, nowMs, look);
   if (r.tokens >= 1) return { ok: true, bucket: { ...r, tokens: r.tokens - 1 } };
   return { ok: false, bucket: r };
 }

@@ -1,8 +1,9 @@
-import { log, proxyActivities } from '@temporalio/workflow';
+import { log, patched, proxyActivities } from '@temporalio/workflow';
 import type { NodeLifecycleActivities } from '../../activities/node-lifecycle/activities';
 import { API_BATCHES, API_WRITES } from '../runtime/activity-options';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import {
+  type BucketLook,
   CONTROLLER,
   ConditionStatus,
   TAINT_NOT_READY,
@@ -227,11 +228,16 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
     // upstream's doNoExecuteTaintingPass: each zone's queue at its zone's rate
     for (const [zone, q] of [...queues].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const tried = new Set<string>();
-      const draining = q.draining === true;
+      const first: BucketLook = q.draining === true ? 'draining' : 'idle';
+      // after a write, what the wake granted is kept and the write's own time adds one token at
+      // most: a write held up by a failover must not be followed by a second's worth at once
+      const later: BucketLook = patched('eviction-burst-per-wake') ? 'continuing' : first;
+      let look: BucketLook = first;
       while (q.waiting.length) {
         const name = q.waiting[0];
         if (tried.has(name)) break;
-        const t = tryAccept(q.bucket, Date.now(), draining);
+        const t = tryAccept(q.bucket, Date.now(), look);
+        look = later;
         q.bucket = t.bucket;
         if (!t.ok) break;
         const res = await io.taintNoExecute({ node: name, reason: `zone ${zoneLabel(zone)} is ${zoneStates[zone] ?? 'Initial'}; its rate allows one more node` });
