@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { repoRoot } from '../starter/local/paths';
 import { runCurve } from './curve/run';
 import { runCacheCap } from './cache-cap/run';
+import { runHistoryCut } from './history-cut/run';
 import { USAGE, UsageError, parseArgs, BenchArgs } from './lib/args';
 import { SETTINGS, killAllStarted } from './lib/managers';
 import { readProfiles, renderProfiles } from './lib/profile';
@@ -68,10 +69,10 @@ async function main(): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
-  if (args.curve || args.cacheCap) {
+  if (args.curve || args.cacheCap || args.historyCut) {
     try {
-      const code = args.curve ? await runCurve(args, stack, log) : await runCacheCap(args, stack, log);
-      log(`${args.curve ? 'curve' : 'cache cap'} took ${Math.round((Date.now() - t0) / 1000)} s`);
+      const code = args.curve ? await runCurve(args, stack, log) : args.cacheCap ? await runCacheCap(args, stack, log) : await runHistoryCut(args, stack, log);
+      log(`${args.curve ? 'curve' : args.cacheCap ? 'cache cap' : 'history cut'} took ${Math.round((Date.now() - t0) / 1000)} s`);
       return code;
     } finally {
       await killAllStarted();

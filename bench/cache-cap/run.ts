@@ -1,9 +1,6 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { repoRoot } from '../../starter/local/paths';
 import type { BenchArgs } from '../lib/args';
 import { SETTINGS } from '../lib/managers';
-import { describeEnvironment, placeSection } from '../lib/report';
+import { describeEnvironment, rawResultsPath, saveSection } from '../lib/report';
 import { runOnce } from '../lib/runner';
 import type { BenchStack } from '../lib/stack';
 import { connectTemporal } from '../lib/temporal';
@@ -37,18 +34,8 @@ export async function runCacheCap(args: BenchArgs, stack: BenchStack, log: Log):
     await temporal.close();
   }
   const results: CapResults = { mode: args.mode, startedAt, finishedAt: new Date().toISOString(), environment: describeEnvironment(stack.temporalPid()), records };
-  const out = path.resolve(repoRoot, args.out);
-  const intoDocs = path.dirname(out) === path.join(repoRoot, 'docs');
-  const rawAbs = intoDocs ? path.join(repoRoot, 'bench', 'results', `cache-cap-${args.mode}.json`) : path.join(path.dirname(out), `cache-cap-${args.mode}.json`);
-  const generated = renderCacheCap(results, plan, intoDocs ? path.relative(repoRoot, rawAbs) : rawAbs);
-  if (args.mode === 'smoke') {
-    process.stdout.write(generated + '\n');
-  } else {
-    fs.mkdirSync(path.dirname(rawAbs), { recursive: true });
-    fs.writeFileSync(rawAbs, JSON.stringify(results, null, 2) + '\n');
-    const current = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
-    fs.writeFileSync(out, placeSection(current, generated, 'The workflow cache cap', 'Scale curve'));
-    log(`wrote ${path.relative(repoRoot, out)}`);
-  }
+  const raw = rawResultsPath(args.out, `cache-cap-${args.mode}.json`);
+  const generated = renderCacheCap(results, plan, raw.cited);
+  saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results, generated, heading: 'The workflow cache cap', after: 'Scale curve', log });
   return records.some((r) => r.error) ? 1 : 0;
 }

@@ -1,9 +1,7 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { repoRoot } from '../../starter/local/paths';
 import type { BenchArgs } from '../lib/args';
 import { SETTINGS } from '../lib/managers';
-import { BenchResults, describeEnvironment, placeSection } from '../lib/report';
+import { BenchResults, describeEnvironment, rawResultsPath, saveSection } from '../lib/report';
 import { RunRecord, runOnce } from '../lib/runner';
 import type { BenchStack } from '../lib/stack';
 import { connectTemporal } from '../lib/temporal';
@@ -46,24 +44,10 @@ export async function runCurve(args: BenchArgs, stack: BenchStack, log: Log): Pr
     await temporal.close();
   }
   const results: BenchResults = { mode: args.mode, startedAt, finishedAt: new Date().toISOString(), environment: describeEnvironment(stack.temporalPid()), records };
-  const out = path.resolve(repoRoot, args.out);
-  // the docs' own raw samples live in bench/results; a run written elsewhere (--out) keeps its
-  // samples beside its output, not over the ones the docs cite
-  const intoDocs = path.dirname(out) === path.join(repoRoot, 'docs');
-  const rawAbs = intoDocs ? path.join(repoRoot, 'bench', 'results', `curve-${args.mode}.json`) : path.join(path.dirname(out), `curve-${args.mode}.json`);
-  const rawRel = intoDocs ? path.relative(repoRoot, rawAbs) : rawAbs;
-  if (args.mode !== 'smoke') {
-    fs.mkdirSync(path.dirname(rawAbs), { recursive: true });
-    fs.writeFileSync(rawAbs, JSON.stringify(results, null, 2) + '\n');
-  }
-  const charts = args.mode === 'smoke' ? [] : await drawCharts(curveCharts(results, plan), path.join(path.dirname(out), CHART_DIR));
-  const generated = renderCurve(results, plan, rawRel, charts.map((f) => path.relative(path.dirname(out), f)));
-  if (args.mode === 'smoke') {
-    process.stdout.write(generated + '\n');
-  } else {
-    const current = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
-    fs.writeFileSync(out, placeSection(current, generated, 'Scale curve', 'Side by side'));
-    log(`wrote ${path.relative(repoRoot, out)} and ${charts.length} charts`);
-  }
+  const raw = rawResultsPath(args.out, `curve-${args.mode}.json`);
+  const charts = args.mode === 'smoke' ? [] : await drawCharts(curveCharts(results, plan), path.join(path.dirname(raw.out), CHART_DIR));
+  const generated = renderCurve(results, plan, raw.cited, charts.map((f) => path.relative(path.dirname(raw.out), f)));
+  saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results, generated, heading: 'Scale curve', after: 'Side by side', log });
+  if (charts.length) log(`and ${charts.length} charts`);
   return records.some((r) => r.error) ? 1 : 0;
 }

@@ -17,11 +17,14 @@ export interface BenchArgs {
   cacheCap?: boolean;
   /** its caps (--max-cached-workflows of ours), instead of the mode's */
   caps?: number[];
+  /** the continue-as-new threshold's trade instead of the scenarios */
+  historyCut?: boolean;
 }
 
 export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scenarios 1,2,...] [--reps N] [--out docs/BENCHMARKS.md]
        node dist/bench/run.js --curve [--quick | --smoke] [--sizes 100,300,1000] [--replicas 2,3] [--reps N]
        node dist/bench/run.js --cache-cap [--quick | --smoke] [--sizes 1000] [--caps 500,100] [--reps N]
+       node dist/bench/run.js --history-cut [--quick | --smoke] [--reps N]
 
   --quick          smaller sizes and fewer repetitions (under 10 minutes)
   --smoke          the smallest sizes, one repetition, default setting; writes no docs
@@ -44,6 +47,10 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
                    catch-up; and what a replay costs against history length; writes its section of the
                    docs file
   --caps L         the caps (run --max-cached-workflows, at least 2; default 500,100, quick 50,10, smoke 4)
+  --history-cut    the continue-as-new threshold's trade instead of the scenarios: ours with the default
+                   --max-history-events and with 2000 and 1000 (quick 1000, smoke 100); a fleet of
+                   Deployments (20, quick 8, smoke 2) churned alike, then a restart catch-up that
+                   replays every open run; writes its section of the docs file
   --profile DIR    run our managers under node --cpu-prof, write the profiles and a summary of where
                    their CPU went into DIR; the docs file is not written (profiling slows the run)
 `;
@@ -90,6 +97,10 @@ export function parseArgs(argv: string[]): BenchArgs {
         if (inline !== undefined) throw new UsageError('--cache-cap takes no value');
         a.cacheCap = true;
         break;
+      case '--history-cut':
+        if (inline !== undefined) throw new UsageError('--history-cut takes no value');
+        a.historyCut = true;
+        break;
       case '--sizes':
       case '--replicas':
       case '--caps': {
@@ -117,11 +128,12 @@ export function parseArgs(argv: string[]): BenchArgs {
         throw new UsageError(`unknown argument ${argv[i]}`);
     }
   }
-  if (a.curve && a.cacheCap) throw new UsageError('give at most one of --curve and --cache-cap');
+  if ([a.curve, a.cacheCap, a.historyCut].filter(Boolean).length > 1) throw new UsageError('give at most one of --curve, --cache-cap and --history-cut');
   if (a.replicas && !a.curve) throw new UsageError('--replicas goes with --curve');
   if (a.sizes && !a.curve && !a.cacheCap) throw new UsageError('--sizes goes with --curve or --cache-cap');
   if (a.caps && !a.cacheCap) throw new UsageError('--caps goes with --cache-cap');
   if (a.cacheCap && a.sizes && a.sizes.length !== 1) throw new UsageError('--cache-cap runs at one size: give --sizes one value');
-  if ((a.curve || a.cacheCap) && a.profile) throw new UsageError(`--profile does not go with ${a.curve ? '--curve' : '--cache-cap'}`);
+  const study = a.curve ? '--curve' : a.cacheCap ? '--cache-cap' : a.historyCut ? '--history-cut' : undefined;
+  if (study && a.profile) throw new UsageError(`--profile does not go with ${study}`);
   return a;
 }

@@ -174,3 +174,30 @@ export function placeSection(current: string, generated: string, heading: string
   else sections.splice(sections.findIndex((s) => s.startsWith(`## ${after}`)) + 1, 0, section);
   return [head, ...sections].join('');
 }
+
+/**
+ * Where a generated section's raw samples are kept: the docs' own file keeps them in bench/results
+ * (cited by a relative path); a run written elsewhere (--out) keeps them beside its output, not
+ * over the ones the docs cite.
+ */
+export function rawResultsPath(outArg: string, name: string): { out: string; abs: string; cited: string } {
+  const out = path.resolve(repoRoot, outArg);
+  const intoDocs = path.dirname(out) === path.join(repoRoot, 'docs');
+  const abs = intoDocs ? path.join(repoRoot, 'bench', 'results', name) : path.join(path.dirname(out), name);
+  return { out, abs, cited: intoDocs ? path.relative(repoRoot, abs) : abs };
+}
+
+/** A smoke run prints its section; any other keeps its raw samples and puts the section into the docs file. */
+export function saveSection(
+  o: { mode: Mode; out: string; rawAbs: string; results: unknown; generated: string; heading: string; after: string; log: (line: string) => void },
+): void {
+  if (o.mode === 'smoke') {
+    process.stdout.write(o.generated + '\n');
+    return;
+  }
+  fs.mkdirSync(path.dirname(o.rawAbs), { recursive: true });
+  fs.writeFileSync(o.rawAbs, JSON.stringify(o.results, null, 2) + '\n');
+  const current = fs.existsSync(o.out) ? fs.readFileSync(o.out, 'utf8') : '';
+  fs.writeFileSync(o.out, placeSection(current, o.generated, o.heading, o.after));
+  o.log(`wrote ${path.relative(repoRoot, o.out)}`);
+}

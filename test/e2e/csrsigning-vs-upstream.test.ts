@@ -17,6 +17,7 @@ import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
 import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { firstRun } from '../support/runs';
 import { TEST_DATA_DIR } from '../support/stack';
 import { makeCsr } from '../support/x509';
 import { UpstreamKcm } from '../support/upstream';
@@ -349,14 +350,10 @@ test('TLS bootstrap: kubelet CSRs approved and signed as upstream does, across a
     }
     expect(signing).toBeGreaterThanOrEqual(BATCH + 3);
     process.stderr.write(`csr signing: ${alreadyIssued} batch retries found their certificate already written\n`);
-    // The run that signed the CSR answers from its last state. It is the first run of the ID: a
-    // replica that resumes the watch replays events from before the certificate was written, which
-    // may start a second run that finds it issued ('already-issued') and ends.
-    const runs: Array<{ runId: string; start: number }> = [];
-    for await (const wf of client.workflow.list({ query: `WorkflowId = 'csrsigning/${ourPrefix}-client'` })) runs.push({ runId: wf.runId, start: wf.startTime.getTime() });
-    const first = runs.sort((a, b) => a.start - b.start)[0];
-    const state = first && await client.workflow.getHandle(`csrsigning/${ourPrefix}-client`, first.runId).query<{ view?: Record<string, unknown> }>('state').catch(() => undefined);
-    if (state) expect(state.view).toMatchObject({ outcome: 'issued' });
+    // the run that signed the CSR answers from its last state (the ID's first run: see firstRun)
+    const signer = await eventually('the signing run listed', () => firstRun(client, `csrsigning/${ourPrefix}-client`), 30_000, 500);
+    const state = await signer.query<{ view?: Record<string, unknown> }>('state');
+    expect(state.view).toMatchObject({ outcome: 'issued' });
   } finally {
     await connection.close();
   }

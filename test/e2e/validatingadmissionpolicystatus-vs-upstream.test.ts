@@ -5,6 +5,7 @@ import { ApiError } from '../../activities/kube/rest';
 import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { firstRun } from '../support/runs';
 import { TEST_DATA_DIR } from '../support/stack';
 import { UpstreamKcm } from '../support/upstream';
 
@@ -259,8 +260,9 @@ test('ValidatingAdmissionPolicy status: observedGeneration and type-checking war
       + `all runs completed ${Date.now() - oursDone} ms after the last status\n`);
     expect(count(killed!, 'type-checked') + count(survivor, 'type-checked') + count(survivor, 'already observes')).toBeGreaterThanOrEqual(BATCH);
 
-    // the state query of a finished run still answers from its last state
-    const state = await client.workflow.getHandle(`vapstatus/${ourPrefix}-undefinedfield`).query<{ view?: Record<string, unknown> }>('state');
+    // the state query of a finished run still answers from its last state (the ID's first run: see firstRun)
+    const checker = await eventually('the policy\'s run listed', () => firstRun(client, `vapstatus/${ourPrefix}-undefinedfield`), 30_000, 500);
+    const state = await checker.query<{ view?: Record<string, unknown> }>('state');
     expect(state.view).toMatchObject({ generation: 1, observedGeneration: 1, checkDue: false, outcome: 'written',
       kinds: ['apps/v1, Kind=Deployment'], warnings: ['spec.validations[1].expression'] });
   } finally {

@@ -23,11 +23,16 @@ describe('bench args', () => {
   test('reads the cache cap\'s flags, caps largest first', () => {
     expect(parseArgs(['--cache-cap', '--sizes', '300', '--caps', '10,50'])).toMatchObject({ mode: 'full', cacheCap: true, sizes: [300], caps: [50, 10] });
   });
+  test('reads the history cut\'s flags', () => {
+    expect(parseArgs(['--history-cut', '--quick', '--reps', '2'])).toMatchObject({ mode: 'quick', historyCut: true, reps: 2 });
+  });
   test.each([
     [['--profile']], [['--fast']], [['--scenarios', '9']], [['--scenarios', '0']], [['--scenarios']], [['--reps', '0']], [['--quick', '--smoke']], [['--smoke=1']],
     [['--sizes', '100']], [['--curve', '--sizes', '0']], [['--curve', '--replicas', '1']], [['--curve=1']], [['--curve', '--profile', '/tmp/p']],
     [['--caps', '100']], [['--cache-cap', '--caps', '1']], [['--cache-cap', '--sizes', '100,300']], [['--cache-cap', '--curve']],
     [['--cache-cap', '--replicas', '2']], [['--cache-cap', '--profile', '/tmp/p']],
+    [['--history-cut', '--curve']], [['--history-cut', '--cache-cap']], [['--history-cut=1']], [['--history-cut', '--sizes', '10']],
+    [['--history-cut', '--caps', '10']], [['--history-cut', '--profile', '/tmp/p']],
   ])('refuses %j', (argv) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
   });

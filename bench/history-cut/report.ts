@@ -1,0 +1,56 @@
+import type { BenchResults } from '../lib/report';
+import type { RunRecord } from '../lib/runner';
+import { median } from '../lib/stats';
+import type { CutPlan } from './plan';
+
+/** A run of the history-cut bench: the threshold ours ran with (absent: the default). */
+export type CutRecord = RunRecord & { maxHistoryEvents?: number };
+
+export type CutResults = Omit<BenchResults, 'records'> & { records: CutRecord[] };
+
+const num = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
+
+function figure(r: CutResults, threshold: number | undefined, key: string): number {
+  return median(r.records.filter((x) => x.maxHistoryEvents === threshold && x.sample?.[key] !== undefined).map((x) => x.sample![key]));
+}
+
+/** The generated "The continue-as-new threshold" section of docs/BENCHMARKS.md. */
+export function renderHistoryCut(r: CutResults, plan: CutPlan, defaultThreshold: number, rawPath: string): string {
+  const cols: Array<number | undefined> = [undefined, ...plan.cuts];
+  const label = (t: number | undefined) => (t === undefined ? `default (${defaultThreshold}, or Temporal's suggestion)` : `--max-history-events ${t}`);
+  const vs = (t: number | undefined, key: string, digits: number, scale = 1) => {
+    const v = figure(r, t, key) / scale;
+    const base = figure(r, undefined, key) / scale;
+    return t === undefined || !Number.isFinite(base) || base <= 0 ? num(v, digits) : `${num(v, digits)} (${(v / base).toFixed(2)}x)`;
+  };
+  const reps = Math.max(1, r.records.filter((x) => x.maxHistoryEvents === undefined && x.sample).length);
+  const cmd = r.mode === 'full' ? '`npm run bench -- --history-cut`' : `\`npm run bench -- --history-cut --${r.mode}\``;
+  const out: string[] = [];
+  out.push(`## The continue-as-new threshold (${cmd}, ${r.startedAt.slice(0, 16).replace('T', ' ')} UTC)`, '');
+  out.push(`${plan.deployments} one-replica Deployments, controllers deployment and replicaset, lifted rate limit, one replica of ours; ` +
+    `once with the default threshold and once with each cut, ${reps} repetition${reps === 1 ? '' : 's'} (medians when more). ` +
+    `Every Deployment's replicas flipped between 1 and 2, ${plan.flips} times, ${plan.gapMs} ms apart, all at once, until the fleet is complete again (the churn); ` +
+    'then the runs per workflow ID and the open runs\' history lengths; then the manager stopped, every Deployment given a new generation ' +
+    `and one pod less, and a fresh manager (no run cached: each object's first task replays its open run) timed until the fleet is complete and ${plan.quietMs / 1000} s pass without a write. ` +
+    `Ratios are to the default. Raw samples: \`${rawPath}\`.`, '');
+  const rows: Array<[string, (t: number | undefined) => string]> = [
+    ['runs per workflow ID after the churn', (t) => num(figure(r, t, 'runs.perWorkflow'), 1)],
+    ['open run history length, median', (t) => vs(t, 'history.p50', 0)],
+    ['open run history length, longest', (t) => vs(t, 'history.max', 0)],
+    ['churn: time to complete, s', (t) => vs(t, 'churn.ms', 1, 1000)],
+    ['churn: manager CPU, s', (t) => vs(t, 'churn.cpuSeconds', 1)],
+    ['churn: Temporal server CPU, s', (t) => vs(t, 'churn.temporalCpuSeconds', 1)],
+    ['churn: history events', (t) => vs(t, 'churn.historyEvents', 0)],
+    ['churn: manager peak RSS, MiB', (t) => vs(t, 'churn.peakRssMiB', 0)],
+    ['restart catch-up: every object reconciled, s', (t) => vs(t, 'catchUp.convergedMs', 1, 1000)],
+    ['restart catch-up: last write, s', (t) => vs(t, 'catchUp.lastWriteMs', 1, 1000)],
+    ['restart catch-up: manager CPU, s', (t) => vs(t, 'catchUp.cpuSeconds', 1)],
+    ['restart catch-up: Temporal server CPU, s', (t) => vs(t, 'catchUp.temporalCpuSeconds', 1)],
+  ];
+  out.push(`| | ${cols.map(label).join(' | ')} |`, `| --- | ${cols.map(() => '---:').join(' | ')} |`);
+  for (const [name, cell] of rows) out.push(`| ${name} | ${cols.map(cell).join(' | ')} |`);
+  out.push('');
+  const failed = r.records.filter((x) => x.error);
+  if (failed.length) out.push('### Runs that failed', '', ...failed.map((x) => `- ${label(x.maxHistoryEvents)}: ${x.error}`), '');
+  return out.join('\n');
+}
