@@ -14,7 +14,10 @@ export interface CapPlan {
   settleS: number;
   idleS: number;
   quietMs: number;
-  /** the replay-cost history: one ReplicaSet churned until its history has this many events ... */
+  /**
+   * the replay-cost history: one ReplicaSet churned until its history has this many events (below
+   * 4,096, where the Temporal server suggests continuing as new and a run does) ...
+   */
   replayEvents: number;
   /** ... or for this long */
   replayChurnS: number;
@@ -22,7 +25,7 @@ export interface CapPlan {
 
 export function capPlan(mode: Mode, size?: number, caps?: number[]): CapPlan {
   const base = ({
-    full: { size: 1000, caps: [500, 100], deletes: 20, settleS: 15, idleS: 60, quietMs: 10_000, replayEvents: 8000, replayChurnS: 240 },
+    full: { size: 1000, caps: [500, 100], deletes: 20, settleS: 15, idleS: 60, quietMs: 10_000, replayEvents: 4000, replayChurnS: 240 },
     quick: { size: 100, caps: [50, 10], deletes: 10, settleS: 5, idleS: 20, quietMs: 5_000, replayEvents: 2000, replayChurnS: 90 },
     smoke: { size: 10, caps: [4], deletes: 3, settleS: 2, idleS: 5, quietMs: 3_000, replayEvents: 200, replayChurnS: 30 },
   } satisfies Record<Mode, CapPlan>)[mode];

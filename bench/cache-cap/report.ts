@@ -61,8 +61,8 @@ export function renderCacheCap(r: CapResults, plan: CapPlan, rawPath: string): s
   const replay = r.records.find((x) => x.slug === 'replay-cost' && x.sample)?.sample;
   if (replay) {
     out.push('### What a replay costs, by history length', '');
-    out.push('One ReplicaSet\'s replicas flipped between 1 and 0 every 100 ms until its run\'s history was long (the default continue-as-new ' +
-      'threshold is 10,000 events); prefixes of that history, each ending at a completed workflow task, replayed by one replay worker on ' +
+    out.push('One ReplicaSet\'s replicas flipped between 1 and 0 every 100 ms until its run\'s history was long (a run continues as new at 4,096 ' +
+      'events, where the Temporal server suggests it, or at `--max-history-events`); prefixes of that history, each ending at a completed workflow task, replayed by one replay worker on ' +
       'the prebuilt bundle, as a worker rebuilds a run it did not keep (median of 3 replays each; the run\'s whole history is fetched from ' +
       'Temporal before that, not timed here).', '');
     out.push('| history events | replay, ms | per event, µs |', '| ---: | ---: | ---: |');

@@ -17,7 +17,7 @@ function figure(r: CutResults, threshold: number | undefined, key: string): numb
 /** The generated "The continue-as-new threshold" section of docs/BENCHMARKS.md. */
 export function renderHistoryCut(r: CutResults, plan: CutPlan, defaultThreshold: number, rawPath: string): string {
   const cols: Array<number | undefined> = [undefined, ...plan.cuts];
-  const label = (t: number | undefined) => (t === undefined ? `default (${defaultThreshold}, or Temporal's suggestion)` : `--max-history-events ${t}`);
+  const label = (t: number | undefined) => (t === undefined ? `default (${defaultThreshold}; the server suggests continuing at 4,096)` : `--max-history-events ${t}`);
   const vs = (t: number | undefined, key: string, digits: number, scale = 1) => {
     const v = figure(r, t, key) / scale;
     const base = figure(r, undefined, key) / scale;
@@ -27,25 +27,25 @@ export function renderHistoryCut(r: CutResults, plan: CutPlan, defaultThreshold:
   const cmd = r.mode === 'full' ? '`npm run bench -- --history-cut`' : `\`npm run bench -- --history-cut --${r.mode}\``;
   const out: string[] = [];
   out.push(`## The continue-as-new threshold (${cmd}, ${r.startedAt.slice(0, 16).replace('T', ' ')} UTC)`, '');
-  out.push(`${plan.deployments} one-replica Deployments, controllers deployment and replicaset, lifted rate limit, one replica of ours; ` +
+  out.push(`${plan.replicaSets} one-replica ReplicaSets, controller replicaset, lifted rate limit, one replica of ours; ` +
     `once with the default threshold and once with each cut, ${reps} repetition${reps === 1 ? '' : 's'} (medians when more). ` +
-    `Every Deployment's replicas flipped between 1 and 2, ${plan.flips} times, ${plan.gapMs} ms apart, all at once, until the fleet is complete again (the churn); ` +
-    'then the runs per workflow ID and the open runs\' history lengths; then the manager stopped, every Deployment given a new generation ' +
-    `and one pod less, and a fresh manager (no run cached: each object's first task replays its open run) timed until the fleet is complete and ${plan.quietMs / 1000} s pass without a write. ` +
-    `Ratios are to the default. Raw samples: \`${rawPath}\`.`, '');
+    `Each ReplicaSet's replicas flipped between 1 and 0 every ${plan.gapMs} ms, all at once, until its runs together held ${plan.events} history events ` +
+    '(the same work at every threshold; the churn); then its runs and its open run\'s history length; then the manager stopped, one pod of each ' +
+    'ReplicaSet deleted, and a fresh manager started (no run cached: each ReplicaSet\'s first task replays its open run), timed until every pod is ' +
+    `replaced and until every ReplicaSet's status says so. Ratios are to the default. Raw samples: \`${rawPath}\`.`, '');
   const rows: Array<[string, (t: number | undefined) => string]> = [
-    ['runs per workflow ID after the churn', (t) => num(figure(r, t, 'runs.perWorkflow'), 1)],
+    ['runs per ReplicaSet after the churn', (t) => num(figure(r, t, 'runs.perReplicaSet'), 1)],
     ['open run history length, median', (t) => vs(t, 'history.p50', 0)],
     ['open run history length, longest', (t) => vs(t, 'history.max', 0)],
-    ['churn: time to complete, s', (t) => vs(t, 'churn.ms', 1, 1000)],
+    ['churn: time, s', (t) => vs(t, 'churn.ms', 1, 1000)],
     ['churn: manager CPU, s', (t) => vs(t, 'churn.cpuSeconds', 1)],
     ['churn: Temporal server CPU, s', (t) => vs(t, 'churn.temporalCpuSeconds', 1)],
-    ['churn: history events', (t) => vs(t, 'churn.historyEvents', 0)],
+    ['churn: history events, all runs', (t) => vs(t, 'churn.historyEvents', 0)],
     ['churn: manager peak RSS, MiB', (t) => vs(t, 'churn.peakRssMiB', 0)],
-    ['restart catch-up: every object reconciled, s', (t) => vs(t, 'catchUp.convergedMs', 1, 1000)],
-    ['restart catch-up: last write, s', (t) => vs(t, 'catchUp.lastWriteMs', 1, 1000)],
-    ['restart catch-up: manager CPU, s', (t) => vs(t, 'catchUp.cpuSeconds', 1)],
-    ['restart catch-up: Temporal server CPU, s', (t) => vs(t, 'catchUp.temporalCpuSeconds', 1)],
+    ['restart: every deleted pod replaced, s', (t) => vs(t, 'restart.replacedMs', 2, 1000)],
+    ['restart: every ReplicaSet settled, s', (t) => vs(t, 'restart.settledMs', 2, 1000)],
+    ['restart: manager CPU, s', (t) => vs(t, 'restart.cpuSeconds', 1)],
+    ['restart: Temporal server CPU, s', (t) => vs(t, 'restart.temporalCpuSeconds', 1)],
   ];
   out.push(`| | ${cols.map(label).join(' | ')} |`, `| --- | ${cols.map(() => '---:').join(' | ')} |`);
   for (const [name, cell] of rows) out.push(`| ${name} | ${cols.map(cell).join(' | ')} |`);

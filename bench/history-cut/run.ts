@@ -19,7 +19,7 @@ export async function runHistoryCut(args: BenchArgs, stack: BenchStack, log: Log
   try {
     for (let rep = 0; rep < (args.reps ?? 1); rep++) {
       for (const threshold of [undefined, ...plan.cuts]) {
-        log(`history cut: ${plan.deployments} Deployments churned, ${threshold === undefined ? 'the default threshold' : `--max-history-events ${threshold}`}, repetition ${rep + 1}`);
+        log(`history cut: ${plan.replicaSets} ReplicaSets churned, ${threshold === undefined ? 'the default threshold' : `--max-history-events ${threshold}`}, repetition ${rep + 1}`);
         const record = await runOnce(stack, temporal.client, historyCut, 'ours', SETTINGS.lifted, args.mode, rep, log,
           threshold === undefined ? {} : { oursFlags: ['--max-history-events', String(threshold)] });
         records.push({ ...record, ...(threshold !== undefined ? { maxHistoryEvents: threshold } : {}) });

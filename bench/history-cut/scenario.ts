@@ -1,37 +1,38 @@
 import type { Client } from '@temporalio/client';
-import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
-import { createFleet, fleetNames, inParallel, perturbFleet, timeCatchUp } from '../scenarios/fleet';
+import { inParallel } from '../scenarios/fleet';
 import type { Sample, Scenario } from '../scenarios/types';
 import { median } from '../lib/stats';
 import { sleep, waitFor } from '../lib/util';
-import { deploymentComplete, listDeployments, mergePatch, warmUp } from '../lib/workloads';
+import { createReplicaSet, listReplicaSets, mergePatch, replicaSetSettled, warmUp } from '../lib/workloads';
 import { cutPlan } from './plan';
 
-const CONTROLLERS = ['replicaset', 'deployment'];
-
-/** Of the object workflows in `ns` on the queue: how many IDs, how many runs, and the open runs' history lengths. */
-async function runLengths(client: Client, taskQueue: string, ns: string): Promise<{ ids: number; runs: number; open: number[] }> {
-  const ids = new Set<string>();
+/** Every run of one workflow ID: how many, their events together, and the open run's length. */
+async function runsOf(client: Client, workflowId: string): Promise<{ runs: number; events: number; open: number }> {
   let runs = 0;
-  const open: Array<{ workflowId: string; runId: string }> = [];
-  for await (const w of client.workflow.list({ query: deploymentQueuesQuery(taskQueue) })) {
-    if (!w.workflowId.startsWith(`deployment/${ns}/`) && !w.workflowId.startsWith(`replicaset/${ns}/`)) continue;
-    ids.add(w.workflowId);
+  let events = 0;
+  let open = 0;
+  for await (const w of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
     runs++;
-    if (w.status.name === 'RUNNING') open.push({ workflowId: w.workflowId, runId: w.runId });
+    if (w.status.name !== 'RUNNING') {
+      events += w.historyLength;
+      continue;
+    }
+    // an open run's visibility record is not refreshed on every event
+    open = (await client.workflow.getHandle(workflowId, w.runId).describe()).historyLength;
+    events += open;
   }
-  const lengths: number[] = [];
-  await inParallel(open, 10, async (o) => lengths.push((await client.workflow.getHandle(o.workflowId, o.runId).describe()).historyLength));
-  return { ids: ids.size, runs, open: lengths };
+  return { runs, events, open };
 }
 
+type Pod = { metadata: { name: string; uid: string; labels?: Record<string, string>; deletionTimestamp?: string } };
+
 /**
- * One threshold (the runner passes `--max-history-events` as a flag, or none for the default):
- * a fleet of one-replica Deployments created; every Deployment's replicas flipped between 1 and
- * 2, all Deployments at once, `flips` times `gapMs` apart, and the fleet left complete (the churn
- * window); the runs per workflow ID and the open runs' history lengths read; then the manager
- * stopped, the fleet perturbed as in the curve's catch-up, and a fresh manager timed to converge.
- * That manager caches no run, so each object's first task replays its open run's whole history.
+ * One threshold (the runner passes `--max-history-events`, or nothing for the default): one-replica
+ * ReplicaSets, each with its replicas flipped between 1 and 0 every `gapMs` until its runs
+ * together hold `events` history events (so every threshold does the same work); then the number
+ * of runs and the open runs' lengths; then the manager stopped, one pod of each ReplicaSet
+ * deleted, and a fresh manager (no run cached: each ReplicaSet's first task replays its open run)
+ * timed until every pod is replaced and every ReplicaSet's status says so.
  */
 export const historyCut: Scenario = {
   id: 104,
@@ -45,47 +46,73 @@ export const historyCut: Scenario = {
   async run(ctx) {
     const plan = cutPlan(ctx.mode);
     const { rest } = ctx.stack;
+    const rsPath = (name: string) => `/apis/apps/v1/namespaces/${ctx.ns}/replicasets/${name}`;
+    const names = Array.from({ length: plan.replicaSets }, (_, i) => `churn${i}`);
     const out: Sample = {};
-    const first = await ctx.startManager({ controllers: CONTROLLERS });
+    const first = await ctx.startManager({ controllers: ['replicaset'] });
     await warmUp(rest, ctx.ns);
-    await createFleet(rest, ctx.ns, plan.deployments, 1);
+    for (const name of names) await createReplicaSet(rest, ctx.ns, name, 1);
 
     const churn = await ctx.openWindow(() => [first]);
     const t0 = Date.now();
-    // an even number of flips leaves every Deployment at 1 replica, as it was created
-    const flips = plan.flips + (plan.flips % 2);
-    await Promise.all(fleetNames(plan.deployments).map(async (name) => {
-      for (let k = 1; k <= flips; k++) {
-        await mergePatch(rest, `/apis/apps/v1/namespaces/${ctx.ns}/deployments/${name}`, { spec: { replicas: 1 + (k % 2) } });
+    const until = t0 + plan.churnS * 1000;
+    const reached: number[] = [];
+    await Promise.all(names.map(async (name) => {
+      const id = `replicaset/${ctx.ns}/${name}`;
+      for (let k = 1; Date.now() < until; k++) {
+        await mergePatch(rest, rsPath(name), { spec: { replicas: k % 2 } });
         await sleep(plan.gapMs);
+        if (k % 20 === 0 && (await runsOf(ctx.temporal, id)).events >= plan.events) break;
       }
+      await mergePatch(rest, rsPath(name), { spec: { replicas: 1 } });
+      reached.push((await runsOf(ctx.temporal, id)).events);
     }));
-    await waitFor('the churned fleet complete', async () => {
-      const ds = await listDeployments(rest, ctx.ns);
-      return ds.length === plan.deployments && ds.every((d) => deploymentComplete(d) && d.status?.observedGeneration === d.metadata.generation);
-    }, 600_000, 1000);
+    await waitFor('the churned ReplicaSets settled', async () => {
+      const rss = (await listReplicaSets(rest, ctx.ns)).filter((r) => names.includes(r.metadata.name));
+      return rss.length === names.length && rss.every(replicaSetSettled);
+    }, 300_000, 500);
+    await sleep(2000);
     const use = await churn.close();
-    Object.assign(out, { 'churn.ms': Date.now() - t0, 'churn.cpuSeconds': use.cpuSeconds, 'churn.peakRssMiB': use.peakRssMiB });
+    Object.assign(out, { 'churn.ms': Date.now() - t0, 'churn.cpuSeconds': use.cpuSeconds, 'churn.peakRssMiB': use.peakRssMiB, 'churn.eventsPerReplicaSet': median(reached) });
     if (use.temporalCpuSeconds !== undefined) out['churn.temporalCpuSeconds'] = use.temporalCpuSeconds;
     if (use.historyEvents !== undefined) out['churn.historyEvents'] = use.historyEvents;
-    const runs = await runLengths(ctx.temporal, ctx.taskQueue, ctx.ns);
+    const runs = await Promise.all(names.map((n) => runsOf(ctx.temporal, `replicaset/${ctx.ns}/${n}`)));
     Object.assign(out, {
-      'runs.perWorkflow': runs.runs / Math.max(1, runs.ids),
-      'history.p50': median(runs.open),
-      'history.max': Math.max(0, ...runs.open),
+      'runs.perReplicaSet': median(runs.map((r) => r.runs)),
+      'history.p50': median(runs.map((r) => r.open)),
+      'history.max': Math.max(...runs.map((r) => r.open)),
     });
     await first.kill('SIGTERM');
 
-    await perturbFleet(rest, ctx.ns, plan.deployments, 0);
+    const pods = (await rest.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${ctx.ns}/pods`)).body.items;
+    const deleted = new Set<string>();
+    await inParallel(names, 10, async (name) => {
+      const pod = pods.find((p) => p.metadata.labels?.app === name && !p.metadata.deletionTimestamp);
+      if (!pod) throw new Error(`no pod of ${name} to delete`);
+      deleted.add(pod.metadata.uid);
+      await rest.request('DELETE', `/api/v1/namespaces/${ctx.ns}/pods/${pod.metadata.name}`, { body: { gracePeriodSeconds: 0 } });
+    });
     const running: Array<Awaited<ReturnType<typeof ctx.startManager>>> = [];
     const window = await ctx.openWindow(() => running);
-    const cu = await timeCatchUp(rest, ctx.ns, plan.deployments, plan.quietMs, async () => {
-      running.push(await ctx.startManager({ controllers: CONTROLLERS }, 1));
-    }, 600_000);
+    const t1 = Date.now();
+    running.push(await ctx.startManager({ controllers: ['replicaset'] }, 1));
+    let replacedMs: number | undefined;
+    await waitFor('every pod replaced and every ReplicaSet settled', async () => {
+      if (replacedMs === undefined) {
+        const live = (await rest.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${ctx.ns}/pods`)).body.items
+          .filter((p) => !p.metadata.deletionTimestamp && !deleted.has(p.metadata.uid));
+        if (names.every((n) => live.some((p) => p.metadata.labels?.app === n))) replacedMs = Date.now() - t1;
+        else return false;
+      }
+      const rss = (await listReplicaSets(rest, ctx.ns)).filter((r) => names.includes(r.metadata.name));
+      return rss.every(replicaSetSettled);
+    }, 300_000, 100);
+    const settledMs = Date.now() - t1;
     const after = await window.close();
-    Object.assign(out, { 'catchUp.convergedMs': cu.convergedMs, 'catchUp.lastWriteMs': cu.lastWriteMs, 'catchUp.cpuSeconds': after.cpuSeconds });
-    if (after.temporalCpuSeconds !== undefined) out['catchUp.temporalCpuSeconds'] = after.temporalCpuSeconds;
-    ctx.log(`churn ${Math.round(out['churn.ms'] / 1000)} s, ${out['runs.perWorkflow'].toFixed(1)} runs per workflow, open history p50 ${out['history.p50']} max ${out['history.max']}, catch-up ${cu.convergedMs} ms`);
+    Object.assign(out, { 'restart.replacedMs': replacedMs!, 'restart.settledMs': settledMs, 'restart.cpuSeconds': after.cpuSeconds });
+    if (after.temporalCpuSeconds !== undefined) out['restart.temporalCpuSeconds'] = after.temporalCpuSeconds;
+    ctx.log(`churn ${Math.round(out['churn.ms'] / 1000)} s to ${out['churn.eventsPerReplicaSet']} events each, ${out['runs.perReplicaSet']} runs, `
+      + `open history p50 ${out['history.p50']} max ${out['history.max']}; after the restart every pod replaced in ${replacedMs} ms, settled in ${settledMs} ms`);
     return out;
   },
 };
