@@ -98,6 +98,42 @@ export interface ServerConfigInput {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
+interface SqlStore {
+  sql: {
+    pluginName: 'postgres12'; databaseName: string; connectAddr: string; connectProtocol: 'tcp'; user: string; password: string;
+    maxConns: number; maxIdleConns: number; maxConnLifetime: string;
+  };
+}
+interface ServiceRpc {
+  rpc: { grpcPort: number; membershipPort: number; bindOnIP: string; httpPort?: number };
+}
+interface ServerTls {
+  certFile: string; keyFile: string; requireClientAuth: boolean; clientCaFiles: string[];
+}
+type ArchivalOff = { history: { state: 'disabled' }; visibility: { state: 'disabled' } };
+
+/** The part of go.temporal.io/server's common/config.Config this stack sets (YAML keys as there). */
+export interface ServerConfig {
+  log: { stdout: boolean; level: string };
+  persistence: { defaultStore: string; visibilityStore: string; numHistoryShards: number; datastores: Record<string, SqlStore> };
+  global: {
+    membership: { maxJoinDuration: string; broadcastAddress: string };
+    pprof: { port: number };
+    tls: { frontend: { server: ServerTls; client: { serverName: string; rootCaFiles: string[] } }; internode?: unknown };
+    metrics: { prometheus: { framework: string; timerType: string; listenAddress: string } };
+  };
+  services: Record<(typeof SERVER_SERVICES)[number], ServiceRpc>;
+  clusterMetadata: {
+    enableGlobalNamespace: boolean; failoverVersionIncrement: number; masterClusterName: string; currentClusterName: string;
+    clusterInformation: Record<string, { enabled: boolean; initialFailoverVersion: number; rpcName: string; rpcAddress: string; httpAddress: string }>;
+  };
+  dcRedirectionPolicy: { policy: string };
+  archival: ArchivalOff;
+  namespaceDefaults: { archival: ArchivalOff };
+  dynamicConfigClient: { filepath: string; pollInterval: string };
+  publicClient?: { hostPort: string };
+}
+
 /** The databases of the default store and of the visibility store. */
 export const TEMPORAL_DATABASES = { default: 'temporal', visibility: 'temporal_visibility' } as const;
 
@@ -114,13 +150,13 @@ export const SERVER_SERVICES = ['frontend', 'internal-frontend', 'history', 'mat
  * membership and reached with the internode TLS settings (none here: every service is on
  * loopback in one process), so the system worker needs no client certificate of ours.
  */
-export function renderServerConfig(c: ServerConfigInput): Record<string, unknown> {
-  const sql = (databaseName: string, maxConns: number) => ({
+export function renderServerConfig(c: ServerConfigInput): ServerConfig {
+  const sql = (databaseName: string, maxConns: number): SqlStore => ({
     sql: {
-      pluginName: 'postgres12',
+      pluginName: 'postgres12' as const,
       databaseName,
       connectAddr: `127.0.0.1:${c.postgres.port}`,
-      connectProtocol: 'tcp',
+      connectProtocol: 'tcp' as const,
       user: c.postgres.user,
       password: c.postgres.password,
       maxConns,
@@ -128,7 +164,7 @@ export function renderServerConfig(c: ServerConfigInput): Record<string, unknown
       maxConnLifetime: '1h',
     },
   });
-  const rpc = (grpcPort: number, membershipPort: number, httpPort?: number) => ({
+  const rpc = (grpcPort: number, membershipPort: number, httpPort?: number): ServiceRpc => ({
     rpc: { grpcPort, membershipPort, bindOnIP: '127.0.0.1', ...(httpPort ? { httpPort } : {}) },
   });
   const p = c.ports;
@@ -174,10 +210,14 @@ export function renderServerConfig(c: ServerConfigInput): Record<string, unknown
     },
     dcRedirectionPolicy: { policy: 'noop' },
     // archival off: a local stack has nowhere durable to archive to
-    archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
-    namespaceDefaults: { archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } } },
+    archival: archivalOff(),
+    namespaceDefaults: { archival: archivalOff() },
     dynamicConfigClient: { filepath: c.dynamicConfigFile, pollInterval: '10s' },
   };
+}
+
+function archivalOff(): ArchivalOff {
+  return { history: { state: 'disabled' }, visibility: { state: 'disabled' } };
 }
 
 export function renderServerConfigYaml(c: ServerConfigInput): string {
