@@ -1,10 +1,11 @@
 import * as path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { ALL_BINARIES, BuildError, ensureBinaries, ensureWrapperModule } from './local/binaries';
+import { ALL_BINARIES, BuildError, ensureBinaries, ensureTemporalWrapperModule, ensureWrapperModule } from './local/binaries';
 import { defaultDataDir } from './local/paths';
 import { loadVersions } from './local/versions';
-import { PORT_NAMES, PortName, StackError, connectionEnv, describeStack, down, status, up } from './local/stack';
+import { PORT_NAMES, PortName, StackError, connectionEnv, describeStack, down, readState, stackTemporal, status, up } from './local/stack';
 import { PortInUseError } from './local/ports';
+import { TEMPORAL_TOPOLOGIES, TemporalTopology, isTemporalTopology, temporalTlsArgs } from './local/temporal-topology';
 import { pkiPaths } from './local/pki';
 import { RunOptions, addRunOptions, camel, resolveRunOptions } from './run-options';
 import { SERVICE_ACCOUNT_PRIVATE_KEY_FILE } from '../activities/serviceaccount-token/controller';
@@ -25,7 +26,8 @@ function intArg(min: number, max: number) {
   };
 }
 
-const PORT_FLAGS: Record<PortName, string> = {
+/** The ports a user may choose; the postgres topology's internal server ports are always picked free. */
+const PORT_FLAGS: Partial<Record<PortName, string>> = {
   etcd: 'etcd-port',
   etcdPeer: 'etcd-peer-port',
   apiserver: 'apiserver-port',
@@ -36,7 +38,20 @@ const PORT_FLAGS: Record<PortName, string> = {
   temporalHttp: 'temporal-http-port',
   temporalMetrics: 'temporal-metrics-port',
   metricsStandin: 'metrics-standin-port',
+  postgres: 'postgres-port',
 };
+
+function temporalTopologyArg(value: string): TemporalTopology {
+  if (!isTemporalTopology(value)) throw new InvalidArgumentError(`must be one of ${TEMPORAL_TOPOLOGIES.join(', ')}`);
+  return value;
+}
+
+/** `--temporal dev|postgres`; no default here, so `up` keeps what the data dir ran last. */
+function temporalTopologyOption(): Option {
+  return new Option('--temporal <topology>',
+    'which Temporal the stack runs: dev (temporal server start-dev, SQLite, Web UI) or postgres (temporal-server with its services, PostgreSQL, mTLS frontend); default: the last one of the data dir, else dev')
+    .argParser(temporalTopologyArg);
+}
 
 function dataDirOption(): Option {
   return new Option('--data-dir <dir>', 'where the stack keeps its state, logs and kubeconfigs (env TEMPORAL_KCM_DATA_DIR)').default(defaultDataDir(), '.local');
@@ -48,10 +63,14 @@ const note = (line: string) => process.stderr.write(line + '\n');
 async function localUp(opts: Record<string, unknown>): Promise<void> {
   const ports: Partial<Record<PortName, number>> = {};
   for (const p of PORT_NAMES) {
-    const v = opts[camel(PORT_FLAGS[p])];
+    const flag = PORT_FLAGS[p];
+    const v = flag ? opts[camel(flag)] : undefined;
     if (typeof v === 'number') ports[p] = v;
   }
-  const state = await up({ dataDir: opts.dataDir as string, nodes: opts.nodes as number | undefined, ports, timeoutMs: (opts.timeout as number) * 1000 });
+  const state = await up({
+    dataDir: opts.dataDir as string, nodes: opts.nodes as number | undefined, temporal: opts.temporal as TemporalTopology | undefined,
+    ports, timeoutMs: (opts.timeout as number) * 1000,
+  });
   print(describeStack(state));
   print(`\nuse it:  eval "$(npx temporal-kcm local env${path.resolve(state.dataDir) === path.resolve('.local') ? '' : ` --data-dir ${state.dataDir}`})"`);
 }
@@ -74,14 +93,19 @@ export function buildProgram(): Command {
     .description('bring the local stack up and run the controller manager against it (npm start)')
     .addOption(dataDirOption())
     .addOption(new Option('--nodes <n>', 'number of kwok fake nodes').argParser(intArg(1, 1000)))
+    .addOption(temporalTopologyOption())
     .action(async (opts: Record<string, unknown>) => {
       await localUp({ ...opts, timeout: 180 });
       const env = await connectionEnv(opts.dataDir as string);
+      const state = readState(path.resolve(opts.dataDir as string));
+      if (!state) throw new StackError('the local stack wrote no state.json');
       note(`\nrunning the controller manager against it (Ctrl-C stops the manager; \`npx temporal-kcm local down\` stops the stack)`);
       const pki = pkiPaths(path.resolve(opts.dataDir as string));
       // `run` with the stack's flags, so what start runs is exactly what `run` would with them
       const runCmd = addRunOptions(new Command('run').exitOverride()).parse([
         '--kubeconfig', env.KUBECONFIG, '--temporal-address', env.TEMPORAL_ADDRESS, '--secure-port', '0',
+        // the postgres topology's frontend requires the stack's client certificate
+        ...temporalTlsArgs(stackTemporal(state).tls),
         `--${SERVICE_ACCOUNT_PRIVATE_KEY_FILE.name}`, pki.serviceAccountKey, '--root-ca-file', pki.caCert,
       ], { from: 'user' });
       await runManager(resolveRunOptions(runCmd));
@@ -91,7 +115,7 @@ export function buildProgram(): Command {
   addOperateCommands(program);
   addReplayCommand(program);
 
-  const local = program.command('local').description('the local stack: etcd, kube-apiserver, kube-scheduler, kwok nodes, Temporal dev server');
+  const local = program.command('local').description('the local stack: etcd, kube-apiserver, kube-scheduler, kwok nodes, Temporal (dev server, or --temporal postgres)');
 
   const upCmd = local
     .command('up')
@@ -99,8 +123,10 @@ export function buildProgram(): Command {
     .addOption(dataDirOption())
     .addOption(new Option('--nodes <n>', 'number of kwok fake nodes (default 3, or as the last up)').argParser(intArg(1, 1000)))
     .addOption(new Option('--timeout <seconds>', 'how long each part may take to become healthy').argParser(intArg(1, 3600)).default(120));
+  upCmd.addOption(temporalTopologyOption());
   for (const p of PORT_NAMES) {
-    upCmd.addOption(new Option(`--${PORT_FLAGS[p]} <port>`, `port for ${p} (default: a free one)`).argParser(intArg(1, 65535)));
+    const flag = PORT_FLAGS[p];
+    if (flag) upCmd.addOption(new Option(`--${flag} <port>`, `port for ${p} (default: a free one)`).argParser(intArg(1, 65535)));
   }
   upCmd.action(localUp);
 
@@ -146,11 +172,12 @@ export function buildProgram(): Command {
 
   local
     .command('gen-modules')
-    .description("regenerate hack/k8s/go.mod and hack/etcd/go.mod from upstream's go.mod for the pinned versions")
+    .description("regenerate hack/k8s/go.mod, hack/etcd/go.mod and hack/temporal/go.mod from upstream's go.mod for the pinned versions")
     .action(async () => {
       const v = loadVersions();
       await ensureWrapperModule('k8s', 'k8s.io/kubernetes', v.kubernetes, note, true);
       await ensureWrapperModule('etcd', 'go.etcd.io/etcd/server/v3', v.etcd, note, true);
+      await ensureTemporalWrapperModule(v, note, true);
     });
 
   return program;

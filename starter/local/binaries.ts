@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cacheRoot, repoRoot } from './paths';
 import { PinnedVersions, loadVersions } from './versions';
-import { renderEtcdWrapperGoMod, renderKubernetesWrapperGoMod, requiredVersion } from './gomod';
+import { renderEtcdWrapperGoMod, renderKubernetesWrapperGoMod, renderTemporalWrapperGoMod, requiredVersion } from './gomod';
 
 export type BinaryName =
   | 'temporal'
@@ -12,16 +12,25 @@ export type BinaryName =
   | 'kube-scheduler'
   | 'kube-controller-manager'
   | 'kubectl'
-  | 'kwok';
+  | 'kwok'
+  | 'temporal-server'
+  | 'temporal-sql-tool';
 
 export const ALL_BINARIES: BinaryName[] = [
   'temporal', 'etcd', 'kube-apiserver', 'kube-scheduler', 'kube-controller-manager', 'kubectl', 'kwok',
+  'temporal-server', 'temporal-sql-tool',
 ];
+
+/** What every topology runs; the `--temporal postgres` topology adds POSTGRES_TOPOLOGY_BINARIES. */
+export const BASE_BINARIES: BinaryName[] = ALL_BINARIES.filter((b) => b !== 'temporal-server' && b !== 'temporal-sql-tool');
+export const POSTGRES_TOPOLOGY_BINARIES: BinaryName[] = ['temporal-server', 'temporal-sql-tool'];
 
 /** One `go` invocation can produce several binaries (the Kubernetes ones share most of their compile). */
 interface BuildGroup {
-  id: 'temporal' | 'etcd' | 'kubernetes' | 'kwok';
+  id: 'temporal' | 'etcd' | 'kubernetes' | 'kwok' | 'temporal-server';
   binaries: BinaryName[];
+  /** go names a binary after its package directory; this renames what it built (server -> temporal-server) */
+  builtAs?: Partial<Record<BinaryName, string>>;
   version: (v: PinnedVersions) => string;
   /** Go command that puts the binaries into `outDir`. */
   command: (v: PinnedVersions, outDir: string) => { args: string[]; cwd: string; env?: NodeJS.ProcessEnv };
@@ -60,6 +69,17 @@ const BUILD_GROUPS: BuildGroup[] = [
     command: (_v, outDir) => ({
       args: ['build', '-mod=mod', '-trimpath', '-o', path.join(outDir, 'etcd'), 'go.etcd.io/etcd/server/v3'],
       cwd: path.join(repoRoot, 'hack', 'etcd'),
+    }),
+  },
+  {
+    id: 'temporal-server',
+    binaries: ['temporal-server', 'temporal-sql-tool'],
+    builtAs: { 'temporal-server': 'server', 'temporal-sql-tool': 'sql' },
+    version: (v) => v.temporalServer,
+    prepare: async (v, log) => ensureTemporalWrapperModule(v, log),
+    command: (_v, outDir) => ({
+      args: ['build', '-mod=mod', '-trimpath', '-o', outDir + path.sep, 'go.temporal.io/server/cmd/server', 'go.temporal.io/server/cmd/tools/sql'],
+      cwd: path.join(repoRoot, 'hack', 'temporal'),
     }),
   },
   {
@@ -103,7 +123,7 @@ function groupOf(name: BinaryName): BuildGroup {
   return g;
 }
 
-/** KUBE_APISERVER_BIN, ETCD_BIN, TEMPORAL_BIN, ... */
+/** KUBE_APISERVER_BIN, ETCD_BIN, TEMPORAL_BIN, TEMPORAL_SERVER_BIN, TEMPORAL_SQL_TOOL_BIN, ... */
 export function envVarFor(name: BinaryName): string {
   return name.toUpperCase().replace(/-/g, '_') + '_BIN';
 }
@@ -214,6 +234,26 @@ export async function ensureWrapperModule(dir: 'k8s' | 'etcd', module: string, v
   if (!sameVersion) fs.rmSync(path.join(repoRoot, 'hack', dir, 'go.sum'), { force: true });
 }
 
+/**
+ * Regenerate hack/temporal/go.mod from the pinned CLI's go.mod when it does not require the pinned
+ * server. The CLI must be the one that embeds that server: a mismatch is a versions.json mistake.
+ */
+export async function ensureTemporalWrapperModule(v: PinnedVersions, log: Logger, force = false): Promise<void> {
+  const goModPath = path.join(repoRoot, 'hack', 'temporal', 'go.mod');
+  const current = fs.existsSync(goModPath) ? fs.readFileSync(goModPath, 'utf8') : '';
+  const sameVersion = requiredVersion(current, 'go.temporal.io/server') === v.temporalServer;
+  if (sameVersion && !force) return;
+  log(`generating hack/temporal/go.mod for go.temporal.io/server ${v.temporalServer} from the go.mod of temporal CLI ${v.temporalCli}`);
+  const cliGoMod = await goModDownloadGoMod('github.com/temporalio/cli', v.temporalCli, path.join(cacheRoot(), 'logs', 'gomod-temporal.log'));
+  const cliServer = requiredVersion(cliGoMod, 'go.temporal.io/server');
+  if (cliServer !== v.temporalServer) {
+    throw new BuildError(`hack/versions.json: temporalServer ${v.temporalServer} is not the server temporal CLI ${v.temporalCli} embeds (${cliServer}); pin them together`);
+  }
+  fs.mkdirSync(path.dirname(goModPath), { recursive: true });
+  fs.writeFileSync(goModPath, renderTemporalWrapperGoMod(cliGoMod, v.temporalCli, v.temporalServer));
+  if (!sameVersion) fs.rmSync(path.join(repoRoot, 'hack', 'temporal', 'go.sum'), { force: true });
+}
+
 async function buildGroup(g: BuildGroup, versions: PinnedVersions, log: Logger): Promise<void> {
   const version = g.version(versions);
   const finalDir = path.join(cacheRoot(), g.id, version);
@@ -228,12 +268,13 @@ async function buildGroup(g: BuildGroup, versions: PinnedVersions, log: Logger):
     await g.prepare?.(versions, log);
     const cmd = g.command(versions, tmpDir);
     await runGo(cmd.args, cmd.cwd, cmd.env, path.join(cacheRoot(), 'logs', `build-${g.id}-${version}.log`));
+    const built = (b: BinaryName) => path.join(tmpDir, g.builtAs?.[b] ?? b);
     for (const b of g.binaries) {
-      if (!isExecutable(path.join(tmpDir, b))) throw new BuildError(`go build finished but produced no ${b} in ${tmpDir}`);
+      if (!isExecutable(built(b))) throw new BuildError(`go build finished but produced no ${path.basename(built(b))} in ${tmpDir}`);
     }
     // Rename into place only when complete, so an interrupted build never leaves a half binary in the cache.
     fs.mkdirSync(finalDir, { recursive: true });
-    for (const b of g.binaries) fs.renameSync(path.join(tmpDir, b), path.join(finalDir, b));
+    for (const b of g.binaries) fs.renameSync(built(b), path.join(finalDir, b));
     log(`built ${what} in ${formatDuration(Date.now() - started)}`);
   } finally {
     clearInterval(heartbeat);

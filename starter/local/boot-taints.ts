@@ -7,6 +7,8 @@ import { KWOK_NODE_LABEL } from './nodes';
 import { repoRoot } from './paths';
 import { informerWorkflowId } from '../../workflows/informer';
 import { nodeLifecycleWorkflowId } from '../../workflows/node-lifecycle/workflow';
+import { type TemporalTarget, loadTemporalTls } from '../run-options';
+import { temporalTlsArgs } from './temporal-topology';
 
 /** The task queue of the node lifecycle controller `local up` runs while it waits for its nodes. */
 export const BOOT_TASK_QUEUE = 'temporal-kcm-local-up';
@@ -28,14 +30,16 @@ async function taintedNodes(kc: k8s.KubeConfig): Promise<string[]> {
  * lifecycle controller, on a task queue of its own, until its nodes are untainted, then stops it
  * and ends its workflows.
  */
-export async function liftBootTaints(o: { kc: k8s.KubeConfig; dataDir: string; temporalAddress: string; timeoutMs: number; log: (l: string) => void }): Promise<void> {
+export async function liftBootTaints(o: { kc: k8s.KubeConfig; dataDir: string; temporal: TemporalTarget; timeoutMs: number; log: (l: string) => void }): Promise<void> {
   if ((await taintedNodes(o.kc)).length === 0) return;
   const logFile = path.join(o.dataDir, 'logs', 'node-lifecycle-boot.log');
   const out = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
     '--kubeconfig', path.join(o.dataDir, 'admin.kubeconfig'),
-    '--temporal-address', o.temporalAddress,
+    '--temporal-address', o.temporal.address,
+    '--temporal-namespace', o.temporal.namespace,
+    ...temporalTlsArgs(o.temporal.tls),
     '--task-queue', BOOT_TASK_QUEUE,
     '--controllers', 'node-lifecycle-controller',
     '--secure-port', '0',
@@ -56,16 +60,16 @@ export async function liftBootTaints(o: { kc: k8s.KubeConfig; dataDir: string; t
   } finally {
     if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
-    await endBootWorkflows(o.temporalAddress);
+    await endBootWorkflows(o.temporal);
   }
 }
 
 /** The boot controller's workflows would otherwise stay open, with no worker, on their own task queue. */
-async function endBootWorkflows(address: string): Promise<void> {
+async function endBootWorkflows(target: TemporalTarget): Promise<void> {
   const { Client, Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address: target.address, tls: target.tls ? loadTemporalTls(target.tls) : undefined });
   try {
-    const client = new Client({ connection });
+    const client = new Client({ connection, namespace: target.namespace });
     for (const id of [nodeLifecycleWorkflowId(BOOT_TASK_QUEUE), informerWorkflowId(BOOT_TASK_QUEUE, ['nodelifecycle'])]) {
       await client.workflow.getHandle(id).terminate('local up: nodes untainted').catch(() => undefined);
     }

@@ -157,3 +157,63 @@ export function ensureAggregationPki(dataDir: string): AggregationPki {
   for (const f of [a.frontProxyCaKey, a.frontProxyClientKey, a.metricsKey]) fs.chmodSync(f, 0o600);
   return a;
 }
+
+/** Files of the Temporal frontend's mTLS (the `--temporal postgres` topology). */
+export interface TemporalPki {
+  caCert: string;
+  caKey: string;
+  serverCert: string;
+  serverKey: string;
+  clientCert: string;
+  clientKey: string;
+}
+
+/** The name clients verify the Temporal frontend's certificate against (`--temporal-tls-server-name`). */
+export const TEMPORAL_SERVER_NAME = 'localhost';
+/** CN of the client certificate `local up`, `local env` and the manager present to Temporal. */
+export const TEMPORAL_CLIENT_CN = 'temporal-kcm';
+
+export function temporalPkiPaths(dataDir: string): TemporalPki {
+  const dir = path.join(dataDir, 'pki');
+  return {
+    caCert: path.join(dir, 'temporal-ca.crt'),
+    caKey: path.join(dir, 'temporal-ca.key'),
+    serverCert: path.join(dir, 'temporal-frontend.crt'),
+    serverKey: path.join(dir, 'temporal-frontend.key'),
+    clientCert: path.join(dir, 'temporal-client.crt'),
+    clientKey: path.join(dir, 'temporal-client.key'),
+  };
+}
+
+/**
+ * A CA of Temporal's own, its frontend's serving cert (localhost and 127.0.0.1) and one client
+ * cert, made once (P-256). Not the cluster CA: the frontend trusts every cert its client CA
+ * signed, and a kube-apiserver client cert (kubernetes-admin, kube-scheduler, ...) should not
+ * open Temporal too. Made apart from ensurePki, as ensureAggregationPki, so older data dirs gain it.
+ */
+export function ensureTemporalPki(dataDir: string): TemporalPki {
+  const t = temporalPkiPaths(dataDir);
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'];
+  const leaf = ['-addext', 'basicConstraints=critical,CA:FALSE', '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment'];
+  const missing = (...f: string[]) => f.some((x) => !fs.existsSync(x));
+  fs.mkdirSync(path.dirname(t.caCert), { recursive: true, mode: 0o700 });
+  let madeCa = false;
+  if (missing(t.caCert, t.caKey)) {
+    openssl(['req', '-x509', '-new', '-nodes', ...ec, '-keyout', t.caKey, '-out', t.caCert, '-days', '3650',
+      '-subj', '/CN=temporal-kcm-temporal-ca',
+      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature']);
+    madeCa = true;
+  }
+  if (madeCa || missing(t.serverCert, t.serverKey)) {
+    openssl(['req', '-x509', '-new', '-nodes', ...ec, '-keyout', t.serverKey, '-out', t.serverCert,
+      '-CA', t.caCert, '-CAkey', t.caKey, '-days', '3650', '-subj', '/CN=temporal-frontend',
+      ...leaf, '-addext', 'extendedKeyUsage=serverAuth', '-addext', `subjectAltName=DNS:${TEMPORAL_SERVER_NAME},IP:127.0.0.1,IP:::1`]);
+  }
+  if (madeCa || missing(t.clientCert, t.clientKey)) {
+    openssl(['req', '-x509', '-new', '-nodes', ...ec, '-keyout', t.clientKey, '-out', t.clientCert,
+      '-CA', t.caCert, '-CAkey', t.caKey, '-days', '3650', '-subj', `/CN=${TEMPORAL_CLIENT_CN}`,
+      ...leaf, '-addext', 'extendedKeyUsage=clientAuth']);
+  }
+  for (const f of [t.caKey, t.serverKey, t.clientKey]) fs.chmodSync(f, 0o600);
+  return t;
+}

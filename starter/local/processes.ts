@@ -61,6 +61,9 @@ export interface StartSpec {
   args: string[];
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** run as this user (root starting PostgreSQL, which refuses to run as root) */
+  uid?: number;
+  gid?: number;
 }
 
 /** Start a process detached from us (it outlives `local up`), logging to <data>/logs/<name>.log. */
@@ -75,6 +78,7 @@ export function startDetached(dataDir: string, spec: StartSpec): PidRecord {
     env: { ...process.env, ...spec.env },
     detached: true,
     stdio: ['ignore', out, out],
+    ...(spec.uid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}),
   });
   fs.closeSync(out);
   if (child.pid === undefined) throw new Error(`could not start ${spec.name} (${spec.binary})`);
@@ -86,8 +90,12 @@ export function startDetached(dataDir: string, spec: StartSpec): PidRecord {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
-export async function stopProcess(dataDir: string, name: string, graceMs = 10_000): Promise<'stopped' | 'not-running'> {
+/**
+ * `signal` (SIGTERM), then SIGKILL after `graceMs`; resolves once the process is gone. PostgreSQL
+ * is stopped with SIGINT, its fast shutdown: SIGTERM is its smart shutdown, which waits for every
+ * client to disconnect.
+ */
+export async function stopProcess(dataDir: string, name: string, graceMs = 10_000, signal: NodeJS.Signals = 'SIGTERM'): Promise<'stopped' | 'not-running'> {
   const rec = readPid(dataDir, name);
   if (!isOurs(rec)) {
     removePid(dataDir, name);
@@ -95,9 +103,9 @@ export async function stopProcess(dataDir: string, name: string, graceMs = 10_00
   }
   try {
     // The process leads its own group (detached), so this also reaches any helper it forked.
-    process.kill(-rec.pid, 'SIGTERM');
+    process.kill(-rec.pid, signal);
   } catch {
-    try { process.kill(rec.pid, 'SIGTERM'); } catch { /* already gone */ }
+    try { process.kill(rec.pid, signal); } catch { /* already gone */ }
   }
   const deadline = Date.now() + graceMs;
   while (isOurs(rec) && Date.now() < deadline) await sleep(100);

@@ -3,11 +3,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { clientNode } from './client-node';
-import { BinaryName, Logger, ensureBinaries, findOnPath, locateBinary } from './binaries';
+import { BASE_BINARIES, BinaryName, Logger, POSTGRES_TOPOLOGY_BINARIES, ensureBinaries, findOnPath, locateBinary } from './binaries';
 import { repoRoot } from './paths';
 import {
   AggregationPki, CLIENTS, FRONT_PROXY_CLIENT_CN, METRICS_SERVICE, Pki, SERVICE_CLUSTER_IP_RANGE, aggregationPkiPaths, ensureAggregationPki,
-  ensurePki, pkiPaths,
+  ensurePki, ensureTemporalPki, pkiPaths, temporalPkiPaths,
 } from './pki';
 import { renderKubeconfig } from './kubeconfig';
 import { PortAllocator, isPortFree } from './ports';
@@ -17,28 +17,63 @@ import { probe } from './http-probe';
 import { liftBootTaints } from './boot-taints';
 import { ensureDra } from './dra';
 import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, KWOK_SILENT_LABEL, ensureDefaultServiceAccount, ensureNodes, readyNodeCount } from './nodes';
-import { ensureDevSearchAttributes, temporalHealthy } from './temporal-dev';
+import { ensureDevSearchAttributes, ensureNamespace, temporalHealthy } from './temporal-dev';
+import type { TemporalTarget } from '../run-options';
+import {
+  ServerPorts, TemporalTopology, chooseTopology, renderDynamicConfigYaml, renderServerConfigYaml, serverArgs, serverConfigPaths,
+  stackTemporalTarget, temporalTlsEnv,
+} from './temporal-topology';
+import {
+  POSTGRES_USER, RunAs, ensurePostgresCluster, ensureTemporalSchemas, postgresArgs, postgresBinDir, postgresPaths, postgresReady,
+  postgresRunAs, readPostgresPassword,
+} from './postgres';
 import { applyWiring, unavailableApiServices } from './metrics/wiring';
 
-export type ComponentName = 'etcd' | 'temporal' | 'kube-apiserver' | 'kube-scheduler' | 'kwok' | 'metrics-standin';
+export type ComponentName = 'etcd' | 'postgres' | 'temporal' | 'kube-apiserver' | 'kube-scheduler' | 'kwok' | 'metrics-standin';
+
+/** The postgres topology's server ports nobody outside the server dials: picked free, no flags. */
+export const INTERNAL_SERVER_PORT_NAMES = [
+  'temporalFrontendMembership', 'temporalInternalFrontend', 'temporalInternalFrontendHttp', 'temporalInternalFrontendMembership',
+  'temporalHistory', 'temporalHistoryMembership', 'temporalMatching', 'temporalMatchingMembership', 'temporalWorker', 'temporalWorkerMembership',
+] as const;
+type InternalServerPortName = (typeof INTERNAL_SERVER_PORT_NAMES)[number];
+
 export type PortName =
-  | 'etcd' | 'etcdPeer' | 'apiserver' | 'scheduler' | 'kwok' | 'temporal' | 'temporalUi' | 'temporalHttp' | 'temporalMetrics' | 'metricsStandin';
+  | 'etcd' | 'etcdPeer' | 'apiserver' | 'scheduler' | 'kwok' | 'temporal' | 'temporalUi' | 'temporalHttp' | 'temporalMetrics' | 'metricsStandin'
+  | 'postgres' | InternalServerPortName;
 
 export const PORT_NAMES: PortName[] = [
   'etcd', 'etcdPeer', 'apiserver', 'scheduler', 'kwok', 'temporal', 'temporalUi', 'temporalHttp', 'temporalMetrics', 'metricsStandin',
+  'postgres', ...INTERNAL_SERVER_PORT_NAMES,
 ];
 
-/** Written by `up` into <data>/state.json; `env`, `status` and tests read it. */
+/**
+ * Written by `up` into <data>/state.json; `env`, `status` and tests read it. `ports` holds the
+ * ports of the topology's parts only (no `postgres` port on a dev-server stack).
+ */
 export interface StackState {
   dataDir: string;
   nodes: number;
+  /** absent in state files written before the postgres topology: the dev server */
+  temporal?: TemporalTopology;
   ports: Record<PortName, number>;
   binaries: Partial<Record<BinaryName, string>>;
+}
+
+export function topologyOf(state: Pick<StackState, 'temporal'> | undefined): TemporalTopology {
+  return state?.temporal ?? 'dev';
+}
+
+/** How the stack's clients reach its Temporal (address, namespace, mTLS files for the postgres topology). */
+export function stackTemporal(state: StackState): TemporalTarget {
+  return stackTemporalTarget(state.dataDir, topologyOf(state), state.ports.temporal);
 }
 
 export interface UpOptions {
   dataDir: string;
   nodes?: number;
+  /** which Temporal to run (default: the one the data dir ran last, else the dev server) */
+  temporal?: TemporalTopology;
   /** explicit ports; a busy one is an error. Others are picked free (previous ones preferred). */
   ports?: Partial<Record<PortName, number>>;
   log?: Logger;
@@ -49,6 +84,7 @@ export class StackError extends Error {}
 
 interface Ctx {
   dataDir: string;
+  topology: TemporalTopology;
   ports: Record<PortName, number>;
   pki: Pki;
   agg: AggregationPki;
@@ -58,12 +94,20 @@ interface Ctx {
 
 interface Component {
   name: ComponentName;
-  /** 'node': a script of this repository run by the node that runs us */
-  binary: BinaryName | 'node';
+  /** 'node': a script of this repository run by the node that runs us; 'postgres': the machine's PostgreSQL */
+  binary: BinaryName | 'node' | 'postgres';
   ports: PortName[];
   dependsOn: ComponentName[];
   args(ctx: Ctx): string[];
   healthy(ctx: Ctx): Promise<boolean>;
+  /** work before each start: files the part reads, its database */
+  prepare?(ctx: Ctx, log: Logger): Promise<void>;
+  /** whom it runs as, when not as us */
+  runAs?(): RunAs | undefined;
+  /** where it starts (default: the data dir) */
+  cwd?(ctx: Ctx): string;
+  /** default SIGTERM */
+  stopSignal?: NodeJS.Signals;
 }
 
 /**
@@ -77,7 +121,7 @@ export const SQLITE_PRAGMAS = ['journal_mode=WAL', 'synchronous=NORMAL'];
 
 const kubeconfigPath = (dataDir: string, who: string) => path.join(dataDir, `${who}.kubeconfig`);
 
-const COMPONENTS: Component[] = [
+const ETCD: Component =
   {
     name: 'etcd',
     binary: 'etcd',
@@ -99,7 +143,9 @@ const COMPONENTS: Component[] = [
       const r = await probe(`http://127.0.0.1:${ports.etcd}/health`);
       return r.status === 200 && r.body.includes('"true"');
     },
-  },
+  };
+
+const TEMPORAL_DEV: Component =
   {
     name: 'temporal',
     binary: 'temporal',
@@ -119,7 +165,67 @@ const COMPONENTS: Component[] = [
       '--log-level', 'warn',
     ],
     healthy: ({ ports }) => temporalHealthy(`127.0.0.1:${ports.temporal}`),
+  };
+
+/** The postgres topology's database: Debian's PostgreSQL, a cluster in <data>/postgres. */
+const POSTGRES: Component = {
+  name: 'postgres',
+  binary: 'postgres',
+  ports: ['postgres'],
+  dependsOn: [],
+  args: ({ dataDir, ports }) => postgresArgs(postgresPaths(dataDir), ports.postgres),
+  healthy: ({ ports }) => postgresReady(postgresBinDir(), ports.postgres),
+  prepare: async ({ dataDir }) => { ensurePostgresCluster(dataDir, postgresBinDir(), postgresRunAs()); },
+  runAs: () => postgresRunAs(),
+  // its own dir: the postgres user may not read the data dir itself
+  cwd: ({ dataDir }) => postgresPaths(dataDir).dir,
+  stopSignal: 'SIGINT',
+};
+
+/** The ports the postgres topology's server config names. */
+function serverPorts(p: Record<PortName, number>): ServerPorts {
+  return {
+    frontend: p.temporal, frontendHttp: p.temporalHttp, frontendMembership: p.temporalFrontendMembership,
+    internalFrontend: p.temporalInternalFrontend, internalFrontendHttp: p.temporalInternalFrontendHttp,
+    internalFrontendMembership: p.temporalInternalFrontendMembership,
+    history: p.temporalHistory, historyMembership: p.temporalHistoryMembership,
+    matching: p.temporalMatching, matchingMembership: p.temporalMatchingMembership,
+    worker: p.temporalWorker, workerMembership: p.temporalWorkerMembership,
+    metrics: p.temporalMetrics,
+  };
+}
+
+/** Shards are fixed when the store is first used; 4 spread a local fleet's history writes over 4 locks. */
+export const NUM_HISTORY_SHARDS = 4;
+
+/** The postgres topology's Temporal: `temporal-server start` with every service, mTLS on the frontend. */
+const TEMPORAL_SERVER: Component = {
+  name: 'temporal',
+  binary: 'temporal-server',
+  ports: ['temporal', 'temporalHttp', 'temporalMetrics', ...INTERNAL_SERVER_PORT_NAMES],
+  dependsOn: ['postgres'],
+  args: ({ dataDir }) => serverArgs(dataDir),
+  // temporal-system is there as soon as the server serves: its store and frontend TLS work
+  healthy: ({ dataDir, ports }) => temporalHealthy(stackTemporalTarget(dataDir, 'postgres', ports.temporal), 'temporal-system'),
+  prepare: async ({ dataDir, ports, bins }, log) => {
+    const files = serverConfigPaths(dataDir);
+    fs.mkdirSync(files.configDir, { recursive: true });
+    const password = readPostgresPassword(dataDir);
+    await ensureTemporalSchemas(bins['temporal-sql-tool'], ports.postgres, password, log);
+    fs.writeFileSync(files.dynamicConfigFile, renderDynamicConfigYaml());
+    // 0600: it holds the database password
+    fs.writeFileSync(files.configFile, renderServerConfigYaml({
+      ports: serverPorts(ports),
+      postgres: { port: ports.postgres, user: POSTGRES_USER, password },
+      pki: temporalPkiPaths(dataDir),
+      dynamicConfigFile: files.dynamicConfigFile,
+      numHistoryShards: NUM_HISTORY_SHARDS,
+      logLevel: 'warn',
+    }), { mode: 0o600 });
   },
+};
+
+const KUBE_PARTS: Component[] = [
   {
     name: 'kube-apiserver',
     binary: 'kube-apiserver',
@@ -241,6 +347,21 @@ const COMPONENTS: Component[] = [
   },
 ];
 
+/** The parts of a topology, in start order. */
+function componentsFor(topology: TemporalTopology): Component[] {
+  return topology === 'dev' ? [ETCD, TEMPORAL_DEV, ...KUBE_PARTS] : [ETCD, POSTGRES, TEMPORAL_SERVER, ...KUBE_PARTS];
+}
+
+/** Every part either topology may have started, in start order (`down` stops them all by pid file). */
+const ALL_COMPONENTS: Component[] = [ETCD, POSTGRES, TEMPORAL_SERVER, ...KUBE_PARTS];
+
+/** Parts started together, each wave once the one before is healthy. */
+function wavesFor(topology: TemporalTopology): ComponentName[][] {
+  const kube: ComponentName[][] = [['kube-apiserver'], ['kube-scheduler', 'kwok', 'metrics-standin']];
+  // the server needs its database, and overlaps the apiserver's start instead of etcd's
+  return topology === 'dev' ? [['etcd', 'temporal'], ...kube] : [['etcd', 'postgres'], ['temporal', 'kube-apiserver'], kube[1]];
+}
+
 /** The stand-in runs from the build (dist/), also when the stack is started from sources by jest. */
 function metricsStandinScript(): string {
   return path.join(repoRoot, 'dist', 'starter', 'local', 'metrics', 'main.js');
@@ -311,7 +432,9 @@ function writeKubeconfigs(ctx: Ctx): void {
 }
 
 function executable(ctx: Pick<Ctx, 'bins'>, c: Component): string {
-  return c.binary === 'node' ? process.execPath : ctx.bins[c.binary];
+  if (c.binary === 'node') return process.execPath;
+  if (c.binary === 'postgres') return path.join(postgresBinDir(), 'postgres');
+  return ctx.bins[c.binary];
 }
 
 /**
@@ -340,7 +463,11 @@ function metricsStandinBuiltAt(): number {
 async function startAndWait(ctx: Ctx, c: Component, timeoutMs: number, log: Logger): Promise<void> {
   const t0 = Date.now();
   fs.mkdirSync(path.join(ctx.dataDir, 'temporal'), { recursive: true });
-  const rec: PidRecord = startDetached(ctx.dataDir, { name: c.name, binary: executable(ctx, c), args: c.args(ctx) });
+  await c.prepare?.(ctx, log);
+  const runAs = c.runAs?.();
+  const rec: PidRecord = startDetached(ctx.dataDir, {
+    name: c.name, binary: executable(ctx, c), args: c.args(ctx), cwd: c.cwd?.(ctx), ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+  });
   for (;;) {
     if (await c.healthy(ctx)) break;
     if (!isOurs(rec)) {
@@ -351,7 +478,7 @@ async function startAndWait(ctx: Ctx, c: Component, timeoutMs: number, log: Logg
       );
     }
     if (Date.now() - t0 > timeoutMs) {
-      await stopProcess(ctx.dataDir, c.name);
+      await stopProcess(ctx.dataDir, c.name, undefined, c.stopSignal);
       throw new StackError(`${c.name} did not become healthy within ${timeoutMs / 1000}s; it was stopped. Last log lines:\n${tailLog(ctx.dataDir, c.name)}`);
     }
     await sleep(200);
@@ -360,7 +487,7 @@ async function startAndWait(ctx: Ctx, c: Component, timeoutMs: number, log: Logg
 }
 
 function recoveryHint(dataDir: string, name: ComponentName): string {
-  if (name === 'etcd' || name === 'temporal') {
+  if (name === 'etcd' || name === 'temporal' || name === 'postgres') {
     return `If its data was left damaged by a crash, \`temporal-kcm local down --purge --data-dir ${dataDir}\` removes the data dir and the next \`up\` starts clean.`;
   }
   return `Fix the cause above and run \`temporal-kcm local up\` again; parts already running are kept.`;
@@ -399,11 +526,17 @@ export async function up(opts: UpOptions): Promise<StackState> {
   const nodes = opts.nodes ?? readState(dataDir)?.nodes ?? 3;
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > 1000) throw new StackError(`--nodes must be 1..1000, got ${nodes}`);
   fs.mkdirSync(dataDir, { recursive: true });
-  const bins = await ensureBinaries(undefined, log);
+  const prevState = readState(dataDir);
+  const chosen = chooseTopology(opts.temporal, prevState?.temporal ?? (prevState ? 'dev' : undefined), isOurs(readPid(dataDir, 'temporal')));
+  if ('error' in chosen) throw new StackError(chosen.error);
+  const topology = chosen.topology;
+  const components = componentsFor(topology);
+  const bins = await ensureBinaries(topology === 'postgres' ? [...BASE_BINARIES, ...POSTGRES_TOPOLOGY_BINARIES] : BASE_BINARIES, log);
   return withLock(dataDir, async () => {
     const t0 = Date.now();
     const prev = readState(dataDir);
     const pki = ensurePki(dataDir);
+    if (topology === 'postgres') ensureTemporalPki(dataDir);
     const agg = ensureAggregationPki(dataDir);
     const advertiseAddress = hostAddress();
     // the apiserver reads its audit policy at start: a changed policy restarts it
@@ -411,27 +544,27 @@ export async function up(opts: UpOptions): Promise<StackState> {
     fs.writeFileSync(auditPolicyPath(dataDir), AUDIT_POLICY);
 
     const willStart = new Set<ComponentName>();
-    for (const c of COMPONENTS) {
+    for (const c of components) {
       const rec = readPid(dataDir, c.name);
       const running = isOurs(rec) && prev !== undefined;
       const depRestarts = c.dependsOn.some((d) => willStart.has(d));
       const reconfigured = running && !depRestarts && (
         (c.name === 'kube-apiserver' && policyChanged) ||
         // a running part keeps its ports, so the previous ones give the flags it would get now
-        c.ports.every((p) => prev!.ports[p] !== undefined) && outdated(c, rec, { dataDir, ports: prev!.ports, pki, agg, bins, advertiseAddress })
+        c.ports.every((p) => prev!.ports[p] !== undefined) && outdated(c, rec, { dataDir, topology, ports: prev!.ports, pki, agg, bins, advertiseAddress })
       );
       if (running && !depRestarts && !reconfigured) continue;
-      if (running) await stopProcess(dataDir, c.name);
+      if (running) await stopProcess(dataDir, c.name, undefined, c.stopSignal);
       else removePid(dataDir, c.name); // stale pid file from a crash
       willStart.add(c.name);
     }
 
     const alloc = new PortAllocator();
     const ports = {} as Record<PortName, number>;
-    for (const c of COMPONENTS.filter((c) => !willStart.has(c.name))) {
+    for (const c of components.filter((c) => !willStart.has(c.name))) {
       for (const p of c.ports) { ports[p] = prev!.ports[p]; alloc.reserve(ports[p]); }
     }
-    for (const c of COMPONENTS.filter((c) => willStart.has(c.name))) {
+    for (const c of components.filter((c) => willStart.has(c.name))) {
       // the stand-in binds the host address, which other stacks on this machine may bind too
       const host = c.name === 'metrics-standin' && advertiseAddress ? advertiseAddress : '127.0.0.1';
       for (const p of c.ports) {
@@ -454,17 +587,16 @@ export async function up(opts: UpOptions): Promise<StackState> {
         throw new StackError(`${metricsStandinScript()} is missing: run \`npm run build\` first (the metrics stand-in runs from the build)`);
       }
     }
-    const ctx: Ctx = { dataDir, ports, pki, agg, bins, advertiseAddress };
+    const ctx: Ctx = { dataDir, topology, ports, pki, agg, bins, advertiseAddress };
     writeKubeconfigs(ctx);
-    const state: StackState = { dataDir, nodes, ports, binaries: bins };
+    const state: StackState = { dataDir, nodes, temporal: topology, ports, binaries: bins };
 
     const timeoutMs = opts.timeoutMs ?? 120_000;
     if (willStart.size) log(`starting ${[...willStart].join(', ')} (data in ${dataDir})`);
-    const waves: ComponentName[][] = [['etcd', 'temporal'], ['kube-apiserver'], ['kube-scheduler', 'kwok', 'metrics-standin']];
     try {
-      for (const wave of waves) {
+      for (const wave of wavesFor(topology)) {
         await Promise.all(
-          COMPONENTS.filter((c) => wave.includes(c.name) && willStart.has(c.name)).map((c) => startAndWait(ctx, c, timeoutMs, log)),
+          components.filter((c) => wave.includes(c.name) && willStart.has(c.name)).map((c) => startAndWait(ctx, c, timeoutMs, log)),
         );
       }
     } finally {
@@ -474,7 +606,10 @@ export async function up(opts: UpOptions): Promise<StackState> {
     // The APIServices go in only once the stand-in answers (an unavailable one breaks discovery
     // for the garbage collector and namespace controller); their wait overlaps the steps below.
     const metricsApis = ensureMetricsApis(ctx, timeoutMs, log).then(() => undefined, (e: unknown) => e);
-    await ensureDevSearchAttributes(`127.0.0.1:${ports.temporal}`, 'default');
+    const temporal = stackTemporal(state);
+    // a real server starts with no namespace of ours (the dev server makes it from its --namespace)
+    if (topology === 'postgres') await ensureNamespace(temporal);
+    await ensureDevSearchAttributes(temporal, temporal.namespace);
     const kc = adminKubeConfig(dataDir);
     await ensureNodes(kc, nodes);
     await ensureDefaultServiceAccount(kc);
@@ -483,10 +618,10 @@ export async function up(opts: UpOptions): Promise<StackState> {
       const { ready, total } = await readyNodeCount(kc);
       return ready === nodes && total === nodes;
     }, timeoutMs, `${nodes} kwok nodes to become Ready (see ${path.join(dataDir, 'logs', 'kwok.log')})`);
-    await liftBootTaints({ kc, dataDir, temporalAddress: `127.0.0.1:${ports.temporal}`, timeoutMs, log });
+    await liftBootTaints({ kc, dataDir, temporal, timeoutMs, log });
     const metricsErr = await metricsApis;
     if (metricsErr) throw metricsErr;
-    log(`local stack up in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    log(`local stack up in ${((Date.now() - t0) / 1000).toFixed(1)}s (Temporal topology: ${topology})`);
     return state;
   });
 }
@@ -543,8 +678,9 @@ export async function down(dataDir: string, opts: { purge?: boolean; log?: Logge
   if (!fs.existsSync(dataDir)) return [];
   const stopped = await withLock(dataDir, async () => {
     const out: ComponentName[] = [];
-    for (const c of [...COMPONENTS].reverse()) {
-      if ((await stopProcess(dataDir, c.name)) === 'stopped') {
+    // every part either topology starts: a pid file names exactly what runs, whichever topology it was
+    for (const c of [...ALL_COMPONENTS].reverse()) {
+      if ((await stopProcess(dataDir, c.name, undefined, c.stopSignal)) === 'stopped') {
         out.push(c.name);
         log(`stopped ${c.name}`);
       }
@@ -570,12 +706,12 @@ export async function status(dataDir: string): Promise<{ state?: StackState; par
   dataDir = path.resolve(dataDir);
   const state = readState(dataDir);
   const parts: PartStatus[] = [];
-  for (const c of COMPONENTS) {
+  for (const c of componentsFor(topologyOf(state))) {
     const rec = readPid(dataDir, c.name);
     const running = isOurs(rec);
     let healthy = false;
     if (running && state) {
-      const ctx: Ctx = { dataDir, ports: state.ports, pki: pkiPaths(dataDir), agg: aggregationPkiPaths(dataDir), bins: state.binaries as Record<BinaryName, string> };
+      const ctx: Ctx = { dataDir, topology: topologyOf(state), ports: state.ports, pki: pkiPaths(dataDir), agg: aggregationPkiPaths(dataDir), bins: state.binaries as Record<BinaryName, string> };
       healthy = await c.healthy(ctx).catch(() => false);
     }
     parts.push({ name: c.name, pid: running ? rec?.pid : undefined, running, healthy, address: state ? describeAddress(c.name, state) : '-' });
@@ -587,7 +723,10 @@ function describeAddress(name: ComponentName, s: StackState): string {
   const p = s.ports;
   switch (name) {
     case 'etcd': return `http://127.0.0.1:${p.etcd}`;
-    case 'temporal': return `127.0.0.1:${p.temporal} (Web UI http://127.0.0.1:${p.temporalUi})`;
+    case 'postgres': return `127.0.0.1:${p.postgres} (databases temporal, temporal_visibility; data ${postgresPaths(s.dataDir).data})`;
+    case 'temporal': return topologyOf(s) === 'dev'
+      ? `127.0.0.1:${p.temporal} (Web UI http://127.0.0.1:${p.temporalUi})`
+      : `127.0.0.1:${p.temporal} (temporal-server, mTLS; no Web UI)`;
     case 'kube-apiserver': return `https://127.0.0.1:${p.apiserver}`;
     case 'kube-scheduler': return `https://127.0.0.1:${p.scheduler}`;
     case 'kwok': return `http://127.0.0.1:${p.kwok} (${s.nodes} nodes)`;
@@ -653,11 +792,14 @@ export async function connectionEnv(dataDir: string): Promise<Record<string, str
         `; start it with \`temporal-kcm local up${dataDir === path.resolve('.local') ? '' : ` --data-dir ${dataDir}`}\``,
     );
   }
+  const temporal = stackTemporal(state);
   const env: Record<string, string> = {
     KUBECONFIG: kubeconfigPath(dataDir, 'admin'),
-    TEMPORAL_ADDRESS: `127.0.0.1:${state.ports.temporal}`,
-    TEMPORAL_NAMESPACE: 'default',
-    TEMPORAL_UI_URL: `http://127.0.0.1:${state.ports.temporalUi}`,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    // the postgres topology runs no Web UI
+    ...(topologyOf(state) === 'dev' ? { TEMPORAL_UI_URL: `http://127.0.0.1:${state.ports.temporalUi}` } : {}),
+    ...temporalTlsEnv(temporal.tls),
     TEMPORAL_KCM_DATA_DIR: dataDir,
   };
   const bins = PATH_BINARIES.map((b) => stackBinary(b, state)).filter((b): b is string => b !== undefined);
@@ -667,14 +809,22 @@ export async function connectionEnv(dataDir: string): Promise<Record<string, str
 }
 
 export function describeStack(s: StackState): string {
+  const temporal = topologyOf(s) === 'dev'
+    ? [
+      `temporal        127.0.0.1:${s.ports.temporal}   namespace default (dev server)`,
+      `Temporal Web UI http://127.0.0.1:${s.ports.temporalUi}`,
+    ]
+    : [
+      `postgres        127.0.0.1:${s.ports.postgres}   databases temporal, temporal_visibility`,
+      `temporal        127.0.0.1:${s.ports.temporal}   namespace default (temporal-server, frontend mTLS: client cert ${temporalPkiPaths(s.dataDir).clientCert}; no Web UI)`,
+    ];
   return [
     `kube-apiserver  https://127.0.0.1:${s.ports.apiserver}   kubeconfig ${kubeconfigPath(s.dataDir, 'admin')}`,
     `etcd            http://127.0.0.1:${s.ports.etcd}`,
     `kube-scheduler  https://127.0.0.1:${s.ports.scheduler}`,
     `kwok            http://127.0.0.1:${s.ports.kwok}   ${s.nodes} nodes`,
     `metrics         https://${metricsStandinAddress(s.dataDir) ?? '?'}:${s.ports.metricsStandin}   metrics.k8s.io, custom.metrics.k8s.io, external.metrics.k8s.io (via kube-apiserver)`,
-    `temporal        127.0.0.1:${s.ports.temporal}   namespace default`,
-    `Temporal Web UI http://127.0.0.1:${s.ports.temporalUi}`,
+    ...temporal,
     `logs            ${path.join(s.dataDir, 'logs')}`,
   ].join('\n');
 }

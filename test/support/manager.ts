@@ -6,7 +6,8 @@ import { PortAllocator } from '../../starter/local/ports';
 import { OPEN_METRICS_ARGS, probeSecurePort } from '../../starter/local/http-probe';
 import { repoRoot } from '../../starter/local/paths';
 import { pkiPaths } from '../../starter/local/pki';
-import { readState } from '../../starter/local/stack';
+import { readState, stackTemporal } from '../../starter/local/stack';
+import { temporalTlsArgs } from '../../starter/local/temporal-topology';
 import { TEST_DATA_DIR } from './stack';
 
 /** A `temporal-kcm run` replica started by a test, as a separate process it can kill -9. */
@@ -31,18 +32,26 @@ export function clusterIdentityArgs(): string[] {
  * `controllers` replaces the default `replicaset,replicationcontroller`; a `--controllers` in
  * extraArgs adds to it instead (the flag may be repeated). `openMetrics: false` leaves the secure
  * port's always-allowed paths at their default, for a test of the port itself (metrics() then
- * needs a token).
+ * needs a token). `dataDir` runs it against another stack than the shared test stack (a file's own),
+ * with that stack's Temporal flags (its mTLS files for the postgres topology).
  */
-export async function startManagerProcess(taskQueue: string, extraArgs: string[] = [], opts: { controllers?: string; openMetrics?: boolean } = {}): Promise<ManagerProcess> {
-  const state = readState(TEST_DATA_DIR);
-  if (!state) throw new Error('test stack not up');
+export async function startManagerProcess(
+  taskQueue: string,
+  extraArgs: string[] = [],
+  opts: { controllers?: string; openMetrics?: boolean; dataDir?: string } = {},
+): Promise<ManagerProcess> {
+  const dataDir = opts.dataDir ?? TEST_DATA_DIR;
+  const state = readState(dataDir);
+  if (!state) throw new Error(`no stack up in ${dataDir}`);
+  const temporal = stackTemporal(state);
   const port = await ports.take('manager metrics');
-  const logFile = path.join(TEST_DATA_DIR, 'logs', `manager-${taskQueue}-${port}.log`);
+  const logFile = path.join(dataDir, 'logs', `manager-${taskQueue}-${port}.log`);
   const out = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
-    '--kubeconfig', path.join(TEST_DATA_DIR, 'admin.kubeconfig'),
-    '--temporal-address', `127.0.0.1:${state.ports.temporal}`,
+    '--kubeconfig', path.join(dataDir, 'admin.kubeconfig'),
+    '--temporal-address', temporal.address,
+    ...temporalTlsArgs(temporal.tls),
     '--task-queue', taskQueue,
     '--bind-address', '127.0.0.1',
     '--secure-port', String(port),

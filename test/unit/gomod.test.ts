@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { renderEtcdWrapperGoMod, renderKubernetesWrapperGoMod, requiredVersion, stagingModules } from '../../starter/local/gomod';
+import {
+  renderEtcdWrapperGoMod, renderKubernetesWrapperGoMod, renderTemporalWrapperGoMod, requireLines, requiredVersion, stagingModules,
+} from '../../starter/local/gomod';
 import { repoRoot } from '../../starter/local/paths';
 import { loadVersions, parseVersions, stagingVersion } from '../../starter/local/versions';
 
@@ -45,6 +47,36 @@ describe('wrapper go.mod generation', () => {
     expect(requiredVersion(out, 'go.etcd.io/etcd/server/v3')).toBe('v3.6.5');
   });
 
+  test('the temporal wrapper requires the pinned server and every module the CLI requires, at the CLI\'s versions', () => {
+    const cli = `module github.com/temporalio/cli
+
+go 1.25.0
+
+require (
+	github.com/spf13/cobra v1.9.1
+	go.temporal.io/server v1.29.1
+)
+
+require (
+	cloud.google.com/go v0.120.0 // indirect
+	github.com/x/y v0.0.0-20250101000000-abcdef123456 // indirect
+)
+
+require golang.org/x/term v0.32.0
+`;
+    expect(requireLines(cli)).toEqual([
+      'github.com/spf13/cobra v1.9.1', 'go.temporal.io/server v1.29.1', 'cloud.google.com/go v0.120.0',
+      'github.com/x/y v0.0.0-20250101000000-abcdef123456', 'golang.org/x/term v0.32.0',
+    ]);
+    const out = renderTemporalWrapperGoMod(cli, 'v1.5.1', 'v1.29.1');
+    expect(out).toContain('module temporal-kcm/hack/temporal');
+    expect(out).toContain('go 1.25.0');
+    expect(requiredVersion(out, 'go.temporal.io/server')).toBe('v1.29.1');
+    expect(out.match(/go\.temporal\.io\/server/g)).toHaveLength(1);
+    expect(out).toContain('\tgithub.com/x/y v0.0.0-20250101000000-abcdef123456\n');
+    expect(out).toContain('\tgolang.org/x/term v0.32.0\n');
+  });
+
   test('the committed wrapper modules match hack/versions.json', () => {
     const v = loadVersions();
     const k8sMod = fs.readFileSync(path.join(repoRoot, 'hack', 'k8s', 'go.mod'), 'utf8');
@@ -52,6 +84,9 @@ describe('wrapper go.mod generation', () => {
     expect(k8sMod).toContain(`k8s.io/client-go => k8s.io/client-go ${stagingVersion(v.kubernetes)}`);
     const etcdMod = fs.readFileSync(path.join(repoRoot, 'hack', 'etcd', 'go.mod'), 'utf8');
     expect(requiredVersion(etcdMod, 'go.etcd.io/etcd/server/v3')).toBe(v.etcd);
+    const temporalMod = fs.readFileSync(path.join(repoRoot, 'hack', 'temporal', 'go.mod'), 'utf8');
+    expect(requiredVersion(temporalMod, 'go.temporal.io/server')).toBe(v.temporalServer);
+    expect(temporalMod).toContain(`from the go.mod of github.com/temporalio/cli ${v.temporalCli}.`);
   });
 });
 
@@ -62,7 +97,8 @@ describe('pinned versions', () => {
   });
 
   test('a malformed versions file names the bad key', () => {
-    expect(() => parseVersions('{"kubernetes":"1.35","etcd":"v3.6.5","temporalCli":"v1.5.1","kwok":"v0.7.0"}')).toThrow(/"kubernetes"/);
-    expect(() => parseVersions('{"kubernetes":"v1.35.4","etcd":"v3.6.5","temporalCli":"v1.5.1"}')).toThrow(/"kwok"/);
+    expect(() => parseVersions('{"kubernetes":"1.35","etcd":"v3.6.5","temporalCli":"v1.5.1","temporalServer":"v1.29.1","kwok":"v0.7.0"}')).toThrow(/"kubernetes"/);
+    expect(() => parseVersions('{"kubernetes":"v1.35.4","etcd":"v3.6.5","temporalCli":"v1.5.1","temporalServer":"v1.29.1"}')).toThrow(/"kwok"/);
+    expect(() => parseVersions('{"kubernetes":"v1.35.4","etcd":"v3.6.5","temporalCli":"v1.5.1","kwok":"v0.7.0"}')).toThrow(/"temporalServer"/);
   });
 });

@@ -1,0 +1,124 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection, WorkflowExecutionInfo } from '@temporalio/client';
+import { LoadedTemporalTls, loadTemporalTls } from '../../starter/run-options';
+import { repoRoot } from '../../starter/local/paths';
+import { pkiPaths } from '../../starter/local/pki';
+import { StackState, adminKubeConfig, down, stackTemporal, status, up } from '../../starter/local/stack';
+import { eventually, freshNamespace } from '../support/cluster';
+import { ManagerProcess, startManagerProcess } from '../support/manager';
+
+/**
+ * The production topology of the local stack (`local up --temporal postgres`): temporal-server on
+ * PostgreSQL behind a frontend that requires client certificates. This file brings up a stack of
+ * its own in its own data dir (the shared test stack runs the dev server), shows that nothing
+ * reaches Temporal without the stack's client certificate, and that a manager given the TLS flags
+ * reconciles a Deployment with its workflows stored in that server. It stops and removes its stack.
+ */
+const DATA_DIR = path.join(repoRoot, '.local', 'e2e-temporal-postgres');
+
+let state: StackState;
+let kc: k8s.KubeConfig;
+let manager: ManagerProcess | undefined;
+
+beforeAll(async () => {
+  // a stack left by an interrupted run is stopped and thrown away: this file checks a cold start
+  await down(DATA_DIR, { purge: true, log: () => undefined });
+  const t0 = Date.now();
+  state = await up({ dataDir: DATA_DIR, nodes: 1, temporal: 'postgres', log: (l) => process.stderr.write(`[postgres stack] ${l}\n`) });
+  process.stderr.write(`[postgres stack] up (cold) in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
+  kc = adminKubeConfig(DATA_DIR);
+}, 240_000);
+
+afterAll(async () => {
+  await manager?.kill();
+  // only this file's processes: down stops what this data dir's pid files name
+  await down(DATA_DIR, { purge: process.env.TEMPORAL_KCM_KEEP_STACK !== '1', log: () => undefined });
+}, 60_000);
+
+/** Whether a client with these TLS settings gets an answer from the frontend. */
+async function reaches(tls: LoadedTemporalTls | undefined): Promise<boolean> {
+  try {
+    const c = await Connection.connect({ address: stackTemporal(state).address, tls, connectTimeout: 3000 });
+    try {
+      await c.workflowService.getSystemInfo({});
+      return true;
+    } finally {
+      await c.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+describe('local stack --temporal postgres', () => {
+  test('it runs PostgreSQL and temporal-server, and records the topology', async () => {
+    expect(state.temporal).toBe('postgres');
+    const { parts } = await status(DATA_DIR);
+    expect(parts.map((p) => [p.name, p.healthy])).toEqual(expect.arrayContaining([['postgres', true], ['temporal', true]]));
+    expect(fs.readFileSync(`/proc/${parts.find((p) => p.name === 'temporal')!.pid}/cmdline`, 'utf8').split('\0')[0]).toMatch(/temporal-server$/);
+  });
+
+  test('the frontend refuses plain gRPC, TLS without a client cert, and a client cert of another CA', async () => {
+    const tls = stackTemporal(state).tls!;
+    const ca = fs.readFileSync(tls.caPath!);
+    const admin = pkiPaths(DATA_DIR).client('admin');
+    expect(await reaches(undefined)).toBe(false);
+    expect(await reaches({ serverRootCACertificate: ca, serverNameOverride: tls.serverName })).toBe(false);
+    // the kube-apiserver's admin cert: signed by the cluster CA, which the frontend does not trust
+    expect(await reaches({
+      serverRootCACertificate: ca, serverNameOverride: tls.serverName,
+      clientCertPair: { crt: fs.readFileSync(admin.cert), key: fs.readFileSync(admin.key) },
+    })).toBe(false);
+    expect(await reaches(loadTemporalTls(tls))).toBe(true);
+  });
+
+  test('a manager with the TLS flags reconciles a Deployment; its histories are in that server, found by search attribute', async () => {
+    manager = await startManagerProcess('pg-topology', ['--use-service-account-credentials'], { controllers: 'deployment,replicaset', dataDir: DATA_DIR });
+    const ns = await freshNamespace(kc, 'pg-topology');
+    const apps = kc.makeApiClient(k8s.AppsV1Api);
+    const labels = { app: 'web' };
+    await apps.createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: 'web' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'registry.invalid/web:1' }], terminationGracePeriodSeconds: 1 } },
+        },
+      },
+    });
+    const rs = await eventually('the ReplicaSet with 2 ready pods, and the Deployment available', async () => {
+      const d = await apps.readNamespacedDeployment({ namespace: ns, name: 'web' });
+      const sets = await apps.listNamespacedReplicaSet({ namespace: ns });
+      const owned = sets.items.find((r) => r.metadata?.ownerReferences?.some((o) => o.uid === d.metadata?.uid));
+      return owned?.status?.readyReplicas === 2 && d.status?.availableReplicas === 2 ? owned : undefined;
+    }, 90_000);
+
+    const temporal = stackTemporal(state);
+    const connection = await Connection.connect({ address: temporal.address, tls: loadTemporalTls(temporal.tls!) });
+    try {
+      const client = new Client({ connection, namespace: temporal.namespace });
+      const list = async (query: string) => {
+        const out: WorkflowExecutionInfo[] = [];
+        for await (const w of client.workflow.list({ query })) out.push(w);
+        return out;
+      };
+      const found = await eventually('the Deployment and ReplicaSet workflows in the visibility store', async () => {
+        const d = await list(`KcmNamespace='${ns}' AND KcmKind='Deployment' AND KcmName='web'`);
+        const r = await list(`KcmNamespace='${ns}' AND KcmKind='ReplicaSet' AND KcmName='${rs.metadata!.name}'`);
+        return d.length === 1 && r.length === 1 ? { d: d[0], r: r[0] } : undefined;
+      }, 30_000);
+      expect(found.d.workflowId).toBe(`deployment/${ns}/web`);
+      expect(found.r.workflowId).toBe(`replicaset/${ns}/${rs.metadata!.name}`);
+      const history = await client.workflow.getHandle(found.r.workflowId).fetchHistory();
+      // started, signalled by the informer, and at least one workflow task that created the pods
+      expect(history.events!.length).toBeGreaterThan(3);
+      expect(history.events!.some((e) => e.workflowTaskCompletedEventAttributes)).toBe(true);
+    } finally {
+      await connection.close();
+    }
+  }, 150_000);
+});
