@@ -315,6 +315,9 @@ function parseGoBool(value: string): boolean | undefined {
  * Reads parsed values with their sources. Collects every problem instead of stopping at the first,
  * so one run reports them all.
  */
+/** Leaves room under Temporal's 255-character workflow IDs for the longest fixed part built on the queue name. */
+const MAX_TASK_QUEUE_LENGTH = 128;
+
 class Reader {
   readonly problems: string[] = [];
 
@@ -666,6 +669,8 @@ export function resolveRunOptions(cmd: Command): RunOptions {
 
   const temporal = temporalTargetOf(r);
   const taskQueue = r.string('task-queue', { def: RUN_DEFAULTS.taskQueue });
+  // singleton and informer workflow IDs are built on it, and a SQL-persisted Temporal keeps IDs in 255 characters
+  if (taskQueue.length > MAX_TASK_QUEUE_LENGTH) r.fail(r.origin('task-queue'), taskQueue, `is longer than ${MAX_TASK_QUEUE_LENGTH} characters`);
 
   const resyncBackoffBaseMs = r.durationMs('resync-backoff-base', { def: RUN_DEFAULTS.resyncBackoffBase, allowZero: false }) ?? 1000;
   const resyncBackoffMaxMs = r.durationMs('resync-backoff-max', { def: RUN_DEFAULTS.resyncBackoffMax, allowZero: false }) ?? 300_000;

@@ -12,7 +12,7 @@ import { controllerClients } from '../activities/kube/service-account-credential
 import { KubeRest, userAgentFor } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { WORKFLOWS_ENTRY, freshPrebuiltBundle } from './workflow-bundle';
-import { configureInformersSignal, informerWorkflow, informerWorkflowId, InformerWorkflowInput, legacyInformerWorkflowId } from '../workflows/informer';
+import { configureInformersSignal, earlierInformerWorkflowIds, informerWorkflow, informerWorkflowId, InformerWorkflowInput } from '../workflows/informer';
 import { controllerTaskQueue, informerTaskQueue } from '../workflows/runtime/task-queues';
 import type { KcmSinks } from '../workflows/runtime/sinks';
 import { LOCAL_ECHO_KEY, type LocalEcho } from '../workflows/runtime/local-io';
@@ -261,7 +261,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     signalArgs: [input],
     staticSummary: `informers of ${shortNames.join(', ') || 'no controller'}`,
   });
-  await stopLegacyInformer(client, opts.taskQueue, logger);
+  await stopEarlierInformers(client, opts.taskQueue, shortNames, logger);
   for (const d of controllers) {
     await d.start?.({ client, taskQueue: controllerTaskQueue(opts.taskQueue, d.short), baseTaskQueue: opts.taskQueue, flags: opts.controllerFlags, tuning: input.tuning ?? {} });
   }
@@ -285,16 +285,21 @@ function quietBundlerLogger(logger: Logger): DefaultLogger {
 }
 
 /**
- * A build before per-set informers ran one informer for every controller under a fixed ID. Its
- * watch duplicates the new one, so the first replica of this build stops it; its replicas' workflows
- * are served by the new informers' signals all the same.
+ * A build before per-set informers ran one informer for every controller under a fixed ID, and a
+ * build before bounded set keys named a long set in full. Such an informer's watch duplicates the
+ * new one, so the first replica of this build stops it; its replicas' workflows are served by the
+ * new informers' signals all the same.
  */
-async function stopLegacyInformer(client: Client, taskQueue: string, logger: Logger): Promise<void> {
+async function stopEarlierInformers(client: Client, taskQueue: string, controllers: readonly string[], logger: Logger): Promise<void> {
+  for (const id of earlierInformerWorkflowIds(taskQueue, controllers)) await stopInformer(client, id, logger);
+}
+
+async function stopInformer(client: Client, workflowId: string, logger: Logger): Promise<void> {
   try {
-    const handle = client.workflow.getHandle(legacyInformerWorkflowId(taskQueue));
+    const handle = client.workflow.getHandle(workflowId);
     const d = await handle.describe();
     if (d.status.name !== 'RUNNING') return;
-    await handle.terminate('replaced by the informers of each set of controllers');
+    await handle.terminate('replaced by the informer of this set of controllers under its current ID');
     logger.info({ workflowId: handle.workflowId }, 'stopped the informer of an earlier build');
   } catch (e) {
     if (!(e instanceof WorkflowNotFoundError)) logger.warn({ err: String(e) }, 'could not check for an earlier build\'s informer');

@@ -1,6 +1,7 @@
 import { CancellationScope, condition, continueAsNew, defineSignal, isCancellation, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { InformerActivities, InformerInput } from '../activities/informers';
-import { informerSetKey } from './runtime/task-queues';
+import { informerSetKey, joinedSetKey } from './runtime/task-queues';
+import { boundedWorkflowId } from './runtime/workflow-ids';
 import { WATCH_RETRY } from './runtime/activity-options';
 
 /**
@@ -9,7 +10,16 @@ import { WATCH_RETRY } from './runtime/activity-options';
  * informer of their own set.
  */
 export function informerWorkflowId(taskQueue: string, controllers: readonly string[]): string {
-  return `temporal-kcm/${taskQueue}/informers/${informerSetKey(controllers)}`;
+  return boundedWorkflowId(`temporal-kcm/${taskQueue}/informers/${informerSetKey(controllers)}`);
+}
+
+/**
+ * IDs an earlier build gave this set's informer: the one informer of every controller, and the
+ * set's names joined in full (which a SQL-persisted Temporal refuses once the set is long).
+ */
+export function earlierInformerWorkflowIds(taskQueue: string, controllers: readonly string[]): string[] {
+  const joined = `temporal-kcm/${taskQueue}/informers/${joinedSetKey(controllers)}`;
+  return [legacyInformerWorkflowId(taskQueue), ...(joined !== informerWorkflowId(taskQueue, controllers) ? [joined] : [])];
 }
 
 /** The running informer of a deployment's base queue, whatever its set of controllers (the first found). */

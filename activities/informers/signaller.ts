@@ -3,6 +3,7 @@ import type { Workflow } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
+import { boundedWorkflowId } from '../../workflows/runtime/workflow-ids';
 import { SA_CONTROLLER, SA_KIND, SA_NAME, SA_NAMESPACE, SA_UID } from '../../workflows/search-attributes';
 
 /**
@@ -83,7 +84,7 @@ export class Signaller {
       return;
     }
     const n = ++this.queued;
-    const id = target.workflowId ?? `${target.controller}/${target.namespace}/${target.name}`;
+    const id = boundedWorkflowId(target.workflowId ?? `${target.controller}/${target.namespace}/${target.name}`);
     const prev = this.pending.get(id);
     const m = merge as (a: unknown, b: unknown) => unknown;
     const item: Pending = { target, event: prev ? m(prev.event, event) : event, merge: m, urgent: urgent || !!prev?.urgent, first: prev?.first ?? n };

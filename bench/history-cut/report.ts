@@ -30,7 +30,7 @@ export function renderHistoryCut(r: CutResults, plan: CutPlan, defaultThreshold:
   out.push(`${plan.replicaSets} one-replica ReplicaSets, controller replicaset, lifted rate limit, one replica of ours; ` +
     `once with the default threshold and once with each cut, ${reps} repetition${reps === 1 ? '' : 's'} (medians when more). ` +
     `Each ReplicaSet's replicas flipped between 1 and 0 every ${plan.gapMs} ms, all at once, until its runs together held ${plan.events} history events ` +
-    '(the same work at every threshold; the churn); then its runs and its open run\'s history length; then the manager stopped, one pod of each ' +
+    '(the same work at every threshold, and just under a multiple of each, so that every threshold\'s open runs are near their longest: the worst case at a restart; the churn); then its runs and its open run\'s history length; then the manager stopped, one pod of each ' +
     'ReplicaSet deleted, and a fresh manager started (no run cached: each ReplicaSet\'s first task replays its open run), timed until every pod is ' +
     `replaced and until every ReplicaSet's status says so. Ratios are to the default. Raw samples: \`${rawPath}\`.`, '');
   const rows: Array<[string, (t: number | undefined) => string]> = [

@@ -227,6 +227,7 @@ describe('resolveRunOptions flags', () => {
     [['--temporal-address', 'localhost'], '--temporal-address: "localhost" must be host:port'],
     [['--temporal-address', 'localhost:0'], 'must be host:port'],
     [['--task-queue', ' '], '--task-queue: " " must be a non-empty string'],
+    [['--task-queue', 'q'.repeat(129)], 'is longer than 128 characters'],
     [['--master', '10.0.0.1:6443'], 'must be an http:// or https:// URL'],
     [['--leader-elect', 'maybe'], '--leader-elect: "maybe" is not a boolean'],
     [['--leader-elect-lease-duration', '15'], '--leader-elect-lease-duration: "15" is not a duration'],

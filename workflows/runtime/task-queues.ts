@@ -7,6 +7,8 @@
  * Workflow code uses these too (the move of a workflow from the base queue), so they stay pure.
  */
 
+import { idHash } from './workflow-ids';
+
 export function controllerTaskQueue(base: string, controller: string): string {
   return `${base}/${controller}`;
 }
@@ -24,8 +26,22 @@ export function informerTaskQueue(base: string, controllers: readonly string[]):
   return `${base}/informers/${informerSetKey(controllers)}`;
 }
 
-/** A readable, order-independent name for a set of controllers. */
+/** Longer lists of controllers are named by their count and a hash (see informerSetKey). */
+const SET_KEY_MAX = 64;
+
+/**
+ * An order-independent name for a set of controllers: their names joined while short enough to
+ * read, else `<count>-controllers-<hash>`. The key is part of the informer's workflow ID, which a
+ * SQL-persisted Temporal keeps in 255 characters; every default controller joined is over 500.
+ */
 export function informerSetKey(controllers: readonly string[]): string {
+  const joined = joinedSetKey(controllers);
+  if (joined.length <= SET_KEY_MAX) return joined;
+  return `${new Set(controllers).size}-controllers-${idHash(joined)}`;
+}
+
+/** The set's names joined, as every informer was keyed before the key was bounded. */
+export function joinedSetKey(controllers: readonly string[]): string {
   return [...new Set(controllers)].sort().join('+') || 'none';
 }
 

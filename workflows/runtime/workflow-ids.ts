@@ -1,0 +1,28 @@
+/*
+ * Workflow IDs that fit every Temporal persistence. The SQL stores (PostgreSQL, MySQL) keep a
+ * workflow ID in a VARCHAR(255) column; the dev server's SQLite enforces nothing, so an ID that
+ * works there can be refused by a production cluster ("value too long"). Object names are
+ * Kubernetes names (DNS subdomains of up to 253 characters) under a namespace of up to 63, so the
+ * plain `<controller>/<namespace>/<name>` can pass 255.
+ */
+import { fnv1a32Bytes, fnv132Bytes } from '../common/hash';
+import { utf8Bytes } from '../common/utf8';
+
+export const MAX_WORKFLOW_ID_LENGTH = 255;
+
+/** 64 bits of hash as 16 hex digits: two FNV variants of 32 bits, so that a collision needs both. */
+export function idHash(s: string): string {
+  const bytes = utf8Bytes(s);
+  return fnv1a32Bytes(bytes).toString(16).padStart(8, '0') + fnv132Bytes(bytes).toString(16).padStart(8, '0');
+}
+
+/**
+ * The ID itself when it fits; otherwise its head and a hash of the whole, `<head>~<hash>`, exactly
+ * MAX_WORKFLOW_ID_LENGTH long. The head keeps the controller and namespace readable in the Web UI,
+ * and the search attributes (KcmNamespace, KcmName) still name the object in full.
+ */
+export function boundedWorkflowId(id: string): string {
+  if (id.length <= MAX_WORKFLOW_ID_LENGTH) return id;
+  const hash = idHash(id);
+  return `${id.slice(0, MAX_WORKFLOW_ID_LENGTH - hash.length - 1)}~${hash}`;
+}
