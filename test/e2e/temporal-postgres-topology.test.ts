@@ -5,9 +5,12 @@ import { Client, Connection, WorkflowExecutionInfo } from '@temporalio/client';
 import { LoadedTemporalTls, loadTemporalTls } from '../../starter/run-options';
 import { repoRoot } from '../../starter/local/paths';
 import { pkiPaths } from '../../starter/local/pki';
-import { StackState, adminKubeConfig, down, stackTemporal, status, up } from '../../starter/local/stack';
+import { StackState, adminKubeConfig, connectionEnv, down, stackTemporal, status, up } from '../../starter/local/stack';
 import { eventually, freshNamespace } from '../support/cluster';
+import { runCli } from '../support/cli';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { boundedWorkflowId } from '../../workflows/runtime/workflow-ids';
+import type { Timeline } from '../../starter/why/timeline';
 
 /**
  * The production topology of the local stack (`local up --temporal postgres`): temporal-server on
@@ -75,7 +78,10 @@ describe('local stack --temporal postgres', () => {
   });
 
   test('a manager with the TLS flags reconciles a Deployment; its histories are in that server, found by search attribute', async () => {
-    manager = await startManagerProcess('pg-topology', ['--use-service-account-credentials'], { controllers: 'deployment,replicaset', dataDir: DATA_DIR });
+    // every controller, as `start` runs it: the informer of that set keeps its workflow ID within the 255 characters the SQL store holds
+    const pki = pkiPaths(DATA_DIR);
+    manager = await startManagerProcess('pg-topology', ['--use-service-account-credentials', '--service-account-private-key-file', pki.serviceAccountKey, '--root-ca-file', pki.caCert],
+      { controllers: '*', dataDir: DATA_DIR });
     const ns = await freshNamespace(kc, 'pg-topology');
     const apps = kc.makeApiClient(k8s.AppsV1Api);
     const labels = { app: 'web' };
@@ -121,4 +127,39 @@ describe('local stack --temporal postgres', () => {
       await connection.close();
     }
   }, 150_000);
+
+  test('an object whose workflow ID would pass 255 characters gets a cut one, ending in a hash; its pods are made and why finds it', async () => {
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const apps = kc.makeApiClient(k8s.AppsV1Api);
+    // the longest namespace (63) and a 200-character name: `replicaset/<ns>/<name>` is 275 characters
+    const ns = `pg-long-${Date.now().toString(36)}-`.padEnd(63, 'n');
+    const name = 'r'.repeat(200);
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+    const labels = { app: 'long' };
+    await apps.createNamespacedReplicaSet({
+      namespace: ns,
+      body: { metadata: { name }, spec: { replicas: 2, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'registry.invalid/long:1' }] } } } },
+    });
+    await eventually('the long-named ReplicaSet with 2 ready pods', async () => (await apps.readNamespacedReplicaSet({ namespace: ns, name })).status?.readyReplicas === 2, 60_000);
+
+    const temporal = stackTemporal(state);
+    const connection = await Connection.connect({ address: temporal.address, tls: loadTemporalTls(temporal.tls!) });
+    let id = '';
+    try {
+      const client = new Client({ connection, namespace: temporal.namespace });
+      id = await eventually('its workflow in the visibility store', async () => {
+        for await (const w of client.workflow.list({ query: `KcmNamespace='${ns}' AND KcmKind='ReplicaSet'` })) return w.workflowId;
+        return undefined;
+      }, 30_000);
+      expect(id).toHaveLength(255);
+      expect(id).toBe(boundedWorkflowId(`replicaset/${ns}/${name}`));
+      expect(id).toMatch(new RegExp(`^replicaset/${ns}/r+~[0-9a-f]{16}$`));
+    } finally {
+      await connection.close();
+    }
+    const why = await runCli(['why', 'replicaset', `${ns}/${name}`, '--json'], { ...process.env, ...(await connectionEnv(DATA_DIR)) });
+    expect(why.code).toBe(0);
+    const timeline = JSON.parse(why.stdout) as Timeline;
+    expect(timeline.entries.some((e) => e.workflowId === id && e.controller === 'replicaset' && e.activity !== undefined)).toBe(true);
+  }, 120_000);
 });
