@@ -10,4 +10,6 @@ const shared = require('./jest.config.js');
 module.exports = {
   ...shared,
   roots: ['<rootDir>/test/e2e'],
+  // the production topology's own tests: `npm run test:postgres` (jest.postgres.config.js)
+  testPathIgnorePatterns: ['/node_modules/', '/test/e2e/postgres/'],
 };

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ATTACH_ERROR_ANNOTATION, startCsiAttacher } from '../support/csi-attacher';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -36,7 +36,7 @@ let connection: Connection | undefined;
 
 /** The run's volume workflows still running: each ends once its volume is where it is wanted. */
 async function runningWorkflows(run: Run): Promise<string[]> {
-  connection ??= await Connection.connect({ address: temporalAddress() });
+  connection ??= await testTemporalConnection();
   const ids: string[] = [];
   for await (const w of new Client({ connection }).workflow.list({ query: `WorkflowType = 'attachDetachWorkflow' AND ExecutionStatus = 'Running'` })) {
     if (run.owns(w.workflowId)) ids.push(w.workflowId);

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { computeDetachedSignature } from '../../activities/bootstrapsigner/jws';
 import { informerWorkflowIdOf } from '../../workflows/informer';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
-import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -174,7 +174,7 @@ test('cluster-info is signed byte for byte as upstream signs it, across a kill -
     startManagerProcess(taskQueue, ARGS, { controllers: 'bootstrapsigner' }),
   ]);
   managers.push(a, b);
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   try {
     const client = new Client({ connection });
     const holderPid = async () => {

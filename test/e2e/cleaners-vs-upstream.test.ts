@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -333,7 +333,7 @@ test('CSRs, bootstrap tokens and legacy service account tokens are cleaned up as
 
   // the runs of CSRs still waiting: the state query tells what each waits for; a CSR deleted
   // before its deadline ends its run
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   try {
     const client = new Client({ connection });
     const valid = client.workflow.getHandle(`csrcleaner/${mine.csr['issued-valid']}`);

@@ -3,7 +3,7 @@ import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { LOCAL_ACTIVITY_MARKER } from '../../workflows/runtime/local-io';
 import { informerWorkflow, legacyInformerWorkflowId } from '../../workflows/informer';
 import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { ManagerProcess, metricValue, pidOfIdentity, startManagerProcess } from '../support/manager';
 import { cleanNamespace, controllerUid, listPods, testRest } from '../support/kube';
 
@@ -20,7 +20,7 @@ let client: Client;
 
 beforeAll(async () => {
   ns = await freshNamespace(testKubeConfig(), 'queues');
-  connection = await Connection.connect({ address: temporalAddress() });
+  connection = await testTemporalConnection();
   client = new Client({ connection });
 });
 

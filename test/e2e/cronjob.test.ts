@@ -1,7 +1,7 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { cronJobWorkflowId } from '../../workflows/cronjob/workflow';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { eventsFor, listPods, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 
@@ -52,7 +52,7 @@ async function jobsOf(cronJob: string): Promise<string[]> {
 }
 /** The last events of a workflow's history, for a failure message: where a run stood when it was late. */
 async function historyTail(workflowId: string): Promise<string> {
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   try {
     const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
     const events = (JSON.parse(historyToJSON(history)) as { events?: Array<{ eventTime?: string; eventType?: string }> }).events ?? [];

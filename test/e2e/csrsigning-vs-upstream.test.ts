@@ -2,7 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { V1CertificateSigningRequest, V1CertificateSigningRequestCondition } from '@kubernetes/client-node';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate } from '@peculiar/asn1-x509';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate, randomBytes } from 'node:crypto';
@@ -14,7 +14,7 @@ import { ensureBinaries } from '../../starter/local/binaries';
 import { pkiPaths } from '../../starter/local/pki';
 import { auditLogPath } from '../../starter/local/stack';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
-import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { firstRun } from '../support/runs';
@@ -332,7 +332,7 @@ test('TLS bootstrap: kubelet CSRs approved and signed as upstream does, across a
   const keyPem = fs.readFileSync(pki.caKey, 'utf8');
   const keyBody = keyPem.split('\n').filter((l) => l && !l.startsWith('-----'));
   const needles = [keyBody.join(''), ...keyBody.filter((l) => l.length >= 40), Buffer.from(keyPem).toString('base64').slice(0, 60)];
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   try {
     const client = new Client({ connection });
     let signing = 0;

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { KubeObject } from '../../activities/kube/projections';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { ManagerProcess, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 
@@ -46,7 +46,7 @@ async function rolledOut(name: string, replicas: number, img: string, timeoutMs 
 beforeAll(async () => {
   ns = await freshNamespace(testKubeConfig(), 'rollout');
   managers.push(await startManagerProcess(taskQueue, ARGS), await startManagerProcess(taskQueue, ARGS));
-  connection = await Connection.connect({ address: temporalAddress() });
+  connection = await testTemporalConnection();
   client = new Client({ connection });
 });
 

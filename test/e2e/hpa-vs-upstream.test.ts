@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { cleanNamespace, mergePatch, testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -232,7 +232,7 @@ test('scale-up, a 30 s scale-down window and their status, Events and targets as
   const ns = namespaces[namespaces.length - 1];
 
   // the window is in the workflow's state: the state query shows the recommendations it holds
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   let state: { view?: { recommendations?: string[]; rescales?: number } } = {};
   try {
     const client = new Client({ connection });

@@ -1,5 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { Client } from '@temporalio/client';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { mergePatch, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 
@@ -78,7 +78,7 @@ test('a namespace with pods, services, configmaps, secrets and custom resources 
 
   // the history shows each resource emptied once: the work after the restart picked up where it was
   const deletes = new Map<string, number>();
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   try {
     const client = new Client({ connection });
     for await (const wf of client.workflow.list({ query: `WorkflowId = 'namespace/${ns}'` })) {

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { LoopState, STATE_QUERY } from '../../workflows/runtime/object-loop';
@@ -25,7 +25,7 @@ let connection: Connection;
 let temporal: Client;
 
 beforeAll(async () => {
-  connection = await Connection.connect({ address: temporalAddress() });
+  connection = await testTemporalConnection();
   temporal = new Client({ connection });
 });
 

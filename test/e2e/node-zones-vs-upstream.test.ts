@@ -4,7 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, nodeManifest } from '../../starter/local/nodes';
 import { STATE_QUERY, type LoopState } from '../../workflows/runtime/object-loop';
 import { nodeLifecycleWorkflowId } from '../../workflows/node-lifecycle/workflow';
-import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { NodeObject, setSilent } from '../support/nodes';
@@ -142,7 +142,7 @@ test('three zones of 24 nodes, one dark and another mostly silent: zone states a
   const taskQueue = uniqueName('zones-e2e');
   ours = await startManagerProcess(taskQueue, ['--use-service-account-credentials', ...FLAGS], { controllers: 'node-lifecycle-controller' });
   second = await startManagerProcess(taskQueue, ['--use-service-account-credentials', ...FLAGS], { controllers: 'node-lifecycle-controller' });
-  connection = await Connection.connect({ address: temporalAddress() });
+  connection = await testTemporalConnection();
   const client = new Client({ connection });
   const states = async () => ((await client.workflow.getHandle(nodeLifecycleWorkflowId(taskQueue)).query<LoopState>(STATE_QUERY)).view?.zones ?? []) as string[];
   const zoneWatch = (async () => {

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { repoRoot } from '../../starter/local/paths';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, temporalAddress, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { runCli } from '../support/cli';
 import { listPods, mergePatch, testRest } from '../support/kube';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
@@ -44,7 +44,7 @@ const readyIs = (name: string, n: number) => eventually(`${name} at ${n} ready`,
 beforeAll(async () => {
   ns = await freshNamespace(testKubeConfig(), 'operate');
   manager = await startManagerProcess(taskQueue, ['--controllers', 'replicaset', '--resync-backoff-max', '4s', '--heap-snapshot-dir', heapDir]);
-  connection = await Connection.connect({ address: temporalAddress() });
+  connection = await testTemporalConnection();
   client = new Client({ connection });
 });
 

@@ -3,7 +3,7 @@ import { informerWorkflowId } from '../../workflows/informer';
 import { stopProcess } from '../../starter/local/processes';
 import { up } from '../../starter/local/stack';
 import { TEST_DATA_DIR } from '../support/stack';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { ManagerProcess, metricValue, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 
@@ -23,7 +23,7 @@ const ARGS = ['--informer-heartbeat-timeout', '3s', '--kube-api-qps', '50', '--k
 beforeAll(async () => {
   ns = await freshNamespace(testKubeConfig(), 'failover');
   managers.push(await startManagerProcess(taskQueue, ARGS), await startManagerProcess(taskQueue, ARGS));
-  connection = await Connection.connect({ address: temporalAddress() });
+  connection = await testTemporalConnection();
   client = new Client({ connection });
 });
 

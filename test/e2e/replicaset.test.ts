@@ -1,8 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { ReplicaOwnerKind } from '../../workflows/replicaset/types';
 import { SA_UID } from '../../workflows/search-attributes';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, eventsFor, listPods, mergePatch, testRest } from '../support/kube';
 import type { KubeObject } from '../../activities/kube/projections';
@@ -145,7 +145,7 @@ describe.each([RS, RC])('$kind controller on the real stack', (k) => {
 describe('operating reconciles through Temporal', () => {
   test('a ReplicaSet history is found by search attribute and replays without nondeterminism', async () => {
     const owner = await read(RS, ns, 'web-rs');
-    const connection = await Connection.connect({ address: temporalAddress() });
+    const connection = await testTemporalConnection();
     try {
       const client = new Client({ connection });
       const ids: string[] = [];
@@ -164,7 +164,7 @@ describe('operating reconciles through Temporal', () => {
     const name = 'reborn';
     const first = await create(RS, ns, name, 1, { app: name });
     await converged(RS, ns, name, 1, `app=${name}`);
-    const connection = await Connection.connect({ address: temporalAddress() });
+    const connection = await testTemporalConnection();
     try {
       const client = new Client({ connection });
       const handle = client.workflow.getHandle(`replicaset/${ns}/${name}`);
@@ -222,7 +222,7 @@ describe('operating reconciles through Temporal', () => {
     const name = 'churn';
     await create(RS, ns, name, 1, { app: name });
     await converged(RS, ns, name, 1, `app=${name}`);
-    const connection = await Connection.connect({ address: temporalAddress() });
+    const connection = await testTemporalConnection();
     try {
       const client = new Client({ connection });
       const listRuns = async () => {

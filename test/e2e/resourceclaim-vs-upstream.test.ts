@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { readState } from '../../starter/local/stack';
 import { DRA_DEVICE_CLASS, ensureDra } from '../../starter/local/dra';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -216,7 +216,7 @@ test('claims generated from templates, reservations released and generated claim
   });
 
   // the runs that did the work: solo's claims generated, shared released
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   try {
     const client = new Client({ connection });
     for (const id of [`resourceclaim/${ns}/pods/solo`, `resourceclaim/${ns}/resourceclaims/shared`]) {

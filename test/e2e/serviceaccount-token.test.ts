@@ -1,9 +1,9 @@
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
 import * as fs from 'node:fs';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { TokenBucket } from '../../activities/kube/token-bucket';
 import { pkiPaths } from '../../starter/local/pki';
-import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, clusterIdentityArgs, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -70,7 +70,7 @@ test('a token Secret is filled, authenticates as its ServiceAccount, goes with i
 
   // no token, raw or encoded, in any workflow history on this task queue or in the manager's log
   const needles = [token, secondToken].flatMap((t) => [t, Buffer.from(t).toString('base64'), t.split('.')[2]]);
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   try {
     const client = new Client({ connection });
     let histories = 0;

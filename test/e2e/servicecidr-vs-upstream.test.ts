@@ -1,8 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { kubectl } from '../support/nodes';
@@ -162,7 +162,7 @@ async function scenario(prefix: string, octet: number, start: () => Promise<void
  * this test's events would reach that run. Ended here, as an operator would end it.
  */
 async function endStaleDefaultRuns(): Promise<void> {
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   try {
     const client = new Client({ connection });
     for await (const wf of client.workflow.list({ query: "WorkflowId = 'servicecidr/kubernetes' AND ExecutionStatus = 'Running'" })) {
@@ -211,7 +211,7 @@ test('ServiceCIDRs get the finalizer and Ready, and are held while an address wo
   });
 
   // the run of the default ServiceCIDR says what it did
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   try {
     const client = new Client({ connection });
     const state = await client.workflow.getHandle('servicecidr/kubernetes').query<{ view?: Record<string, unknown> }>('state');

@@ -1,8 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { firstRun } from '../support/runs';
@@ -231,7 +231,7 @@ test('ValidatingAdmissionPolicy status: observedGeneration and type-checking war
   for (const k of Object.keys(theirs)) expect([k, ours[k]]).toEqual([k, theirs[k]]);
   expect((ours.batch as unknown[]).length).toBe(1);
 
-  const connection = await Connection.connect({ address: temporalAddress() });
+  const connection = await testTemporalConnection();
   try {
     const client = new Client({ connection });
     // every batch policy's run ends, those whose check was cut by the kill on the survivor. A policy

@@ -1,16 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
-import { adminKubeConfig, readState } from '../../starter/local/stack';
+import { Connection } from '@temporalio/client';
+import { adminKubeConfig, readState, stackTemporal } from '../../starter/local/stack';
+import { loadTemporalTls, type TemporalTarget } from '../../starter/run-options';
 import { TEST_DATA_DIR } from './stack';
 
 export function testKubeConfig(): k8s.KubeConfig {
   return adminKubeConfig(TEST_DATA_DIR);
 }
 
-export function temporalAddress(): string {
+function testTemporal(): TemporalTarget {
   const state = readState(TEST_DATA_DIR);
   if (!state) throw new Error(`no local stack state in ${TEST_DATA_DIR}: did jest global setup run?`);
-  return `127.0.0.1:${state.ports.temporal}`;
+  return stackTemporal(state);
+}
+
+export function temporalAddress(): string {
+  return testTemporal().address;
+}
+
+/** A connection to the test stack's Temporal, with its client certificate when the stack's frontend requires one (`--temporal postgres`). */
+export async function testTemporalConnection(): Promise<Connection> {
+  const t = testTemporal();
+  return Connection.connect({ address: t.address, ...(t.tls ? { tls: loadTemporalTls(t.tls) } : {}) });
 }
 
 export function uniqueName(prefix: string): string {
