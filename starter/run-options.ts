@@ -41,7 +41,7 @@ export const RUN_DEFAULTS = {
   taskQueue: 'temporal-kcm',
   resyncBackoffBase: '1s',
   resyncBackoffMax: '5m',
-  maxHistoryEvents: 10000,
+  maxHistoryEvents: 1000,
   useServiceAccountCredentials: false,
   informerHeartbeatTimeout: '3s',
   workflowStackTraces: false,

@@ -8,6 +8,9 @@ export type CutRecord = RunRecord & { maxHistoryEvents?: number };
 
 export type CutResults = Omit<BenchResults, 'records'> & { records: CutRecord[] };
 
+/** Temporal's limit.historyCount.suggestContinueAsNew default: a run continues there when the threshold is higher */
+const SERVER_SUGGESTION = 4096;
+
 const num = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
 
 function figure(r: CutResults, threshold: number | undefined, key: string): number {
@@ -17,7 +20,11 @@ function figure(r: CutResults, threshold: number | undefined, key: string): numb
 /** The generated "The continue-as-new threshold" section of docs/BENCHMARKS.md. */
 export function renderHistoryCut(r: CutResults, plan: CutPlan, defaultThreshold: number, rawPath: string): string {
   const cols: Array<number | undefined> = [undefined, ...plan.cuts];
-  const label = (t: number | undefined) => (t === undefined ? `default (${defaultThreshold}; the server suggests continuing at 4,096)` : `--max-history-events ${t}`);
+  const label = (t: number | undefined) => {
+    const v = t ?? defaultThreshold;
+    const name = t === undefined ? `default (${v})` : `--max-history-events ${t}`;
+    return v > SERVER_SUGGESTION ? `${name}: the server suggests continuing at ${SERVER_SUGGESTION}` : name;
+  };
   const vs = (t: number | undefined, key: string, digits: number, scale = 1) => {
     const v = figure(r, t, key) / scale;
     const base = figure(r, undefined, key) / scale;

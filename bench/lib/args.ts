@@ -48,8 +48,8 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
                    docs file
   --caps L         the caps (run --max-cached-workflows, at least 2; default 500,100, quick 50,10, smoke 4)
   --history-cut    the continue-as-new threshold's trade instead of the scenarios: ours with the default
-                   --max-history-events and with 2000 and 1000 (quick 500, smoke 50); ReplicaSets (10,
-                   quick 4, smoke 2) churned to the same number of history events, then a restart
+                   --max-history-events and with 10000 and 2000 (quick 10000, smoke 100); ReplicaSets
+                   (10, quick 4, smoke 2) churned to the same number of history events, then a restart
                    that replays every open run; writes its section of the docs file
   --profile DIR    run our managers under node --cpu-prof, write the profiles and a summary of where
                    their CPU went into DIR; the docs file is not written (profiling slows the run)

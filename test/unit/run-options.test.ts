@@ -93,7 +93,7 @@ describe('resolveRunOptions defaults', () => {
       taskQueue: 'temporal-kcm',
       resyncBackoffBaseMs: 1000,
       resyncBackoffMaxMs: 300_000,
-      maxHistoryEvents: 10000,
+      maxHistoryEvents: 1000,
       informerHeartbeatTimeoutMs: 3_000,
       logLevel: 'info',
     });

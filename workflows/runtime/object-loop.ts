@@ -66,6 +66,11 @@ export interface LoopTuning {
   maxHistoryEvents: number;
 }
 
+/**
+ * What a run uses where its input names no value. The manager passes its own (`run`'s defaults,
+ * `--max-history-events` 1,000 among them) to every run it starts; these stay as runs of earlier
+ * builds were started with, so that their histories replay to the same decisions.
+ */
 export const DEFAULT_TUNING: LoopTuning = {
   resyncMs: 12 * 3600_000,
   backoffBaseMs: 1000,
