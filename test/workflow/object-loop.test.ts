@@ -118,6 +118,8 @@ describe('runObjectLoop on the Temporal dev server', () => {
     await signalEvent(h, 'quiet');
     await eventually('the signal\'s reconcile', () => callsOf(name).length >= 6);
     await eventually('the requeue firing all the same', () => callsOf(name).length >= 7, 10_000);
+    // the reconcile it brought was told the timer's own due time, the floor of the workflow's clock then
+    expect((await state(h)).view?.wakes).toEqual(['0']);
     await finish(h, name);
 
     const events = await historyOf(h.workflowId, h.firstExecutionRunId);

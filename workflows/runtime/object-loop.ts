@@ -108,6 +108,15 @@ export interface ObjectLoop<Signal> {
    * event sent just as an episode ends is never dropped.
    */
   drainBeforeFinish?: boolean;
+  /**
+   * Told, before the reconcile a wake timer brings, when that timer was due. A timer never fires
+   * before it is due, so the workflow's clock is at least that; but a replica that picks up a run
+   * it did not have cached (after a kill -9, or an eviction) was seen to get the timer's task with
+   * Date.now() still at the previous task's time (TS SDK 1.x), and a countdown read from that
+   * clock is started over instead of ending (the taint eviction e2e saw a toleration run 20 s
+   * late). Workflows that time deadlines take this as a floor for their clock.
+   */
+  onWake?(dueAt: number): void;
 }
 
 export function backoffMs(tuning: LoopTuning, consecutiveFailures: number): number {
@@ -265,7 +274,10 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     if (patched('kept-wake-timers')) {
       if (nextWakeAt !== undefined) timers.wakeAt(nextWakeAt, Date.now());
       await condition(() => pending.length > 0 || pauseChanged || timers.hasFired);
-      if (timers.takeFired()) due = true;
+      if (timers.takeFired()) {
+        due = true;
+        loop.onWake?.(timers.firedDueAt);
+      }
       nextWakeAt = timers.nextAt;
       continue;
     }

@@ -19,6 +19,7 @@ export function needsTimer(pendingAt: readonly number[], wantAt: number): boolea
 export class WakeTimers {
   private readonly pendingAt: number[] = [];
   private fired = false;
+  private firedDue = 0;
 
   /** Asks to be woken at `at` (ms, workflow time); starts a timer only if none pending fires by then. */
   wakeAt(at: number, now: number): void {
@@ -27,6 +28,7 @@ export class WakeTimers {
     void sleep(Math.max(1, at - now)).then(() => {
       this.pendingAt.splice(this.pendingAt.indexOf(at), 1);
       this.fired = true;
+      this.firedDue = Math.max(this.firedDue, at);
     }, () => undefined); // only a cancelled workflow cancels it, and then nothing waits for it
   }
 
@@ -40,6 +42,14 @@ export class WakeTimers {
   /** Whether a timer fired and was not taken yet, for the loop's wait condition. */
   get hasFired(): boolean {
     return this.fired;
+  }
+
+  /**
+   * The latest fire time (ms, workflow time) of the timers that fired: the workflow's clock is at
+   * least this, whatever Date.now() says (see ObjectLoop.onWake).
+   */
+  get firedDueAt(): number {
+    return this.firedDue;
   }
 
   /** When the earliest pending timer fires, if any. */

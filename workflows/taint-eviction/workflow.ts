@@ -99,10 +99,12 @@ export async function taintEvictionWorkflow(input: TaintEvictionWorkflowInput): 
   const cancelled = new Set<string>();
 
   /**
-   * Workflow time, but never behind the newest event's own stamp. A replica that takes over a run
-   * whose last task timed out on a dead replica was seen to get the first new task with workflow
+   * Workflow time, but never behind the newest event's own stamp nor the due time of the timer
+   * that woke the run. A replica that takes over a run (whose last task timed out on a dead
+   * replica, or that it simply had not cached) was seen to get the first new task with workflow
    * time still at the previous task's (Temporal TS SDK 1.x): a countdown was then re-timed 20 s
-   * late. The stamp is part of the signal, so replay sees the same value.
+   * late. The stamp is part of the signal and the due time part of the run's own decisions, so
+   * replay sees the same values.
    */
   let clockFloor = 0;
   const now = () => Math.max(Date.now(), clockFloor);
@@ -196,6 +198,9 @@ export async function taintEvictionWorkflow(input: TaintEvictionWorkflowInput): 
     tuning,
     apply,
     reconcile,
+    onWake: (dueAt) => {
+      if (dueAt > clockFloor) clockFloor = dueAt;
+    },
     describe: () => ({
       node,
       taints: taints.map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`),

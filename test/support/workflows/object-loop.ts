@@ -59,6 +59,9 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
     { name: input.name, uid: next, tuning: input.tuning, publish: input.publish },
   ]);
   if (input.publish) id.publish();
+  /** when the last requeue asked to be woken, and each wake's due time told to onWake less that */
+  let askedWakeAt: number | undefined;
+  const wakes: string[] = [];
 
   await runObjectLoop<ProbeEvent>({
     controller: PROBE_CONTROLLER,
@@ -73,10 +76,16 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
       await id.handOverIfNew(seen.uid);
       id.learn(seen.uid);
       if (seen.fail) return { failed: true, error: seen.fail };
-      if (seen.requeueMs !== undefined) return { requeueAfterMs: seen.requeueMs };
+      if (seen.requeueMs !== undefined) {
+        askedWakeAt = Date.now() + seen.requeueMs;
+        return { requeueAfterMs: seen.requeueMs };
+      }
       return seen.done ? { finished: true } : {};
     },
+    onWake: (dueAt) => {
+      wakes.push(askedWakeAt === undefined ? 'unasked' : String(dueAt - askedWakeAt));
+    },
     continueAsNewArgs: () => [{ ...input, uid: id.uid, applied, generation: generation + 1 } satisfies ProbeInput],
-    describe: () => ({ uid: id.uid, applied, generation }),
+    describe: () => ({ uid: id.uid, applied, generation, wakes }),
   });
 }
