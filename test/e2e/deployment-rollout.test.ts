@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { KubeObject } from '../../activities/kube/projections';
 import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { ManagerProcess, pidWorkingOn, startManagerProcess } from '../support/manager';
-import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
+import { PodObject, cleanNamespace, controllerUid, listPods, livePods, mergePatch, podImage, testRest } from '../support/kube';
 
 /** Rolling-update invariants, durable progress deadlines and replica failover for Deployments. */
 const rest = testRest(testKubeConfig());
@@ -17,9 +17,9 @@ type Obj = KubeObject & { status?: Record<string, unknown> & { conditions?: Arra
 
 const dPath = (name?: string) => `/apis/apps/v1/namespaces/${ns}/deployments${name ? `/${name}` : ''}`;
 const deployment = async (name: string) => (await rest.request<Obj>('GET', dPath(name))).body;
-const image = (p: PodObject) => (p.spec as { containers: Array<{ image: string }> }).containers[0].image;
+const image = podImage;
 const ready = (p: PodObject) => ((p.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-const live = (pods: PodObject[]) => pods.filter((p) => !p.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(String(p.status?.phase)));
+const live = livePods;
 
 function manifest(name: string, replicas: number, img: string, extra: Record<string, unknown> = {}) {
   return {

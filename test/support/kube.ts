@@ -18,6 +18,12 @@ export async function listPods(rest: KubeRest, ns: string, labelSelector?: strin
   return (await rest.request<{ items: PodObject[] }>('GET', `/api/v1/namespaces/${ns}/pods${q}`)).body.items;
 }
 
+/** The first container's image of a pod. */
+export const podImage = (p: PodObject) => (p.spec as { containers: Array<{ image: string }> }).containers[0].image;
+
+/** Pods that count for a controller: not being deleted, not finished. */
+export const livePods = (pods: PodObject[]) => pods.filter((p) => !p.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(String(p.status?.phase)));
+
 export function controllerUid(o: KubeObject): string | undefined {
   return o.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
 }

@@ -4,7 +4,7 @@ import { status, up } from '../../../starter/local/stack';
 import { AuditLog } from '../../support/audit';
 import { runCli } from '../../support/cli';
 import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../../support/cluster';
-import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../../support/kube';
+import { cleanNamespace, controllerUid, listPods, livePods, mergePatch, podImage, testRest } from '../../support/kube';
 import { ManagerProcess, startManagerProcess } from '../../support/manager';
 import { TEST_DATA_DIR, TEST_TEMPORAL } from '../../support/stack';
 import { connectionEnv } from '../../../starter/local/stack';
@@ -29,8 +29,8 @@ const convergence: string[] = [];
 
 type Obj = KubeObject & { spec?: { replicas?: number }; status?: Record<string, unknown> };
 const dPath = (name?: string) => `/apis/apps/v1/namespaces/${ns}/deployments${name ? `/${name}` : ''}`;
-const image = (p: PodObject) => (p.spec as { containers: Array<{ image: string }> }).containers[0].image;
-const live = (pods: PodObject[]) => pods.filter((p) => !p.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(String(p.status?.phase)));
+const image = podImage;
+const live = livePods;
 
 function manifest(name: string, img: string) {
   return {
