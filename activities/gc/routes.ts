@@ -125,7 +125,14 @@ export function gcRoutes({ input, signaller, cache }: RouteContext): RouteFamily
     if (synced || !watched.size) return;
     for (const path of watched.keys()) if (!cache.store(path)?.synced) return;
     synced = true;
-    for (const n of nodes.values()) if (hasAbsentOwner(n)) queue(n);
+    // Upstream's collector looks at every dependent with an absent owner whenever it starts; so
+    // does each new holder of the watch, even one resuming it. A resumed list is muted, and the
+    // owner's deletion may have come before the collector subscribed to the owner's store (its
+    // discovery runs after the resumed stores' watches start), so neither the list nor an event
+    // would tell the dependent: only this look at the graph does.
+    signaller.unmuted(() => {
+      for (const n of nodes.values()) if (hasAbsentOwner(n)) queue(n);
+    });
   };
 
   const listenerFor = (res: ResourceInfo): StoreListener => ({

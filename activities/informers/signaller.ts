@@ -136,6 +136,22 @@ export class Signaller {
     return this.skipped - before;
   }
 
+  /**
+   * Runs `fn` with its events sent even inside `muted`: for a check a route makes of the state as a
+   * whole rather than of the listed objects (the garbage collector's dependents whose owners are
+   * gone, once every store has listed), which the last holder may never have made: that state can
+   * have come about while no watch ran, and reach this holder as a list instead of an event.
+   */
+  unmuted(fn: () => void): void {
+    const muting = this.muting;
+    this.muting = 0;
+    try {
+      fn();
+    } finally {
+      this.muting = muting;
+    }
+  }
+
   /** Every event numbered up to this has been sent (none is pending or in flight). */
   sentThrough(): number {
     let oldest = this.queued + 1;

@@ -39,8 +39,20 @@ export interface Sent<E = unknown> {
  */
 export function routeHarness<E = unknown>(factory: RouteFactory, input: InformerInput, opts: { rest?: KubeRest; rootCa?: string } = {}) {
   const sent: Array<Sent<E>> = [];
+  // muting as the real Signaller does it (a resumed list's reactions are dropped), so a route's
+  // behaviour across a resumed watch can be tested
+  let muting = 0;
+  const around = (level: number, fn: () => void) => {
+    const before = muting;
+    muting = level;
+    try { fn(); } finally { muting = before; }
+  };
   const signaller = {
-    queue: (target: Target, event: E, _merge: unknown, urgent = false) => sent.push({ target, id: `${target.namespace}/${target.name}`, event, urgent }),
+    queue: (target: Target, event: E, _merge: unknown, urgent = false) => {
+      if (!muting) sent.push({ target, id: `${target.namespace}/${target.name}`, event, urgent });
+    },
+    muted: (fn: () => void) => around(muting + 1, fn),
+    unmuted: (fn: () => void) => around(0, fn),
   } as unknown as Signaller;
   const cache = new InformerCache(opts.rest ?? ({} as KubeRest), pino({ level: 'silent' }));
   const family: RouteFamily | undefined = factory({ input, signaller, cache, rootCa: opts.rootCa, baseTaskQueue: 'test-queue' });
@@ -56,6 +68,8 @@ export function routeHarness<E = unknown>(factory: RouteFactory, input: Informer
     };
     return {
       relisted: (objects: KubeObject[], resourceVersion?: string) => store().replace(objects, resourceVersion),
+      /** a list at the last holder's position, taken in with signals muted (see WatchPositions) */
+      resumed: (objects: KubeObject[], resourceVersion: string) => signaller.muted(() => store().replace(objects, resourceVersion)),
       event: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => store().apply(type, obj),
     };
   };

@@ -132,6 +132,31 @@ describe('gc routes: what reaches the collector workflows', () => {
     expect(ids(sent)).toEqual([gcWorkflowId(podRef('orphaned'))]);
   });
 
+  test('a resumed watch: an owner deleted while no watch ran, before the collector subscribed, still gets its dependent sent', async () => {
+    // the job CI failure: pods and replicasets resumed at the last holder's positions (muted), their
+    // watches replayed the owner's deletion, and only then did discovery hand the collector those
+    // stores and a resumed store of its own, whose muted list completed the graph
+    const { sent, cache, discover, h } = harness();
+    cache.watch(PODS, true);
+    cache.watch(RS, true);
+    h(PODS).resumed([pod('left', { owners: [{ kind: 'ReplicaSet', name: 'web' }] })], '7');
+    h(RS).resumed([rs('web')], '7');
+    h(RS).event('DELETED', rs('web', { rv: '8' }));
+    await discover();
+    expect(sent).toHaveLength(0);
+    h(WIDGETS).resumed([], '7');
+    expect(ids(sent)).toEqual([gcWorkflowId(podRef('left'))]);
+  });
+
+  test('a resumed list still sends nothing for what the last holder had sent: an owner deleting in the foreground', async () => {
+    const { sent, discover, h } = harness();
+    await discover();
+    h(WIDGETS).resumed([], '7');
+    h(PODS).resumed([pod('p1', { owners: [{ kind: 'ReplicaSet', name: 'web' }] })], '7');
+    h(RS).resumed([rs('web', { deleting: true, finalizers: ['foregroundDeletion'] })], '7');
+    expect(sent).toHaveLength(0);
+  });
+
   test('an owner deleted in the foreground is sent with its dependents, and they are sent too; it looks again when one changes', async () => {
     const { sent, discover, h } = harness();
     await discover();

@@ -103,6 +103,19 @@ describe('signaller bookkeeping for positions', () => {
     s.queue(target('a'), {}, keepLater);
     expect(s.size).toBe(1);
   });
+
+  test('events queued inside unmuted go out even within muted, and muting resumes after', () => {
+    const { client } = gatedClient();
+    const s = new Signaller(client, 'q', quiet);
+    const dropped = s.muted(() => {
+      s.queue(target('a'), {}, keepLater);
+      s.unmuted(() => s.queue(target('b'), {}, keepLater));
+      s.queue(target('c'), {}, keepLater);
+    });
+    expect(dropped).toBe(2);
+    expect(s.size).toBe(1);
+    expect(s.queued).toBe(1);
+  });
 });
 
 describe('the cache resuming at the last holder\'s positions', () => {
