@@ -1,0 +1,45 @@
+import * as fs from 'node:fs';
+
+/** What the checks read of an audit event (the local stack logs at Metadata level: writes, lists and watches, not gets). */
+export interface AuditEvent {
+  verb: string;
+  user: { username: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  responseStatus?: { code?: number };
+}
+
+/**
+ * A local stack's audit log from a mark on: what came before the mark is other runs' (tens of MB
+ * late in a test run or a bench), so a reader takes only its own part.
+ */
+export class AuditLog {
+  private from = 0;
+
+  constructor(private readonly file: string) {}
+
+  /** Everything written from now on is the reader's. */
+  mark(): void {
+    this.from = fs.existsSync(this.file) ? fs.statSync(this.file).size : 0;
+  }
+
+  /** The events written since the mark (lines cut at either end by a concurrent write are skipped). */
+  events(): AuditEvent[] {
+    const fd = fs.openSync(this.file, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      // a rotated log (--audit-log-maxsize) starts again from nothing
+      const from = size < this.from ? 0 : this.from;
+      const buf = Buffer.alloc(Math.max(0, size - from));
+      fs.readSync(fd, buf, 0, buf.length, from);
+      return buf.toString('utf8').split('\n').flatMap((l) => {
+        try {
+          return [JSON.parse(l) as AuditEvent];
+        } catch {
+          return [];
+        }
+      });
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import type { ChaosMode } from './scenarios/types';
+
+export interface ChaosArgs {
+  mode: ChaosMode;
+  /** scenario slugs, in the order given */
+  scenarios: string[];
+  /** kills per scenario (default: full 20, quick 6) */
+  kills?: number;
+  /** the storm's seed (default: from the clock, printed so a run can be repeated) */
+  seed?: number;
+  out: string;
+}
+
+export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,jobs] [--kills N] [--seed N] [--out docs/RELIABILITY.md]
+
+  --quick          smaller workloads and fewer kills (about 10 minutes)
+  --scenarios L    which to run, comma-separated (default: all): rollout, jobs
+  --kills N        replicas killed with kill -9 per scenario (default 20, quick 6), one every 5 to 20 s
+  --seed N         the storm's seed: the same seed kills the same replicas at the same moments
+  --out FILE       the docs file to write (default docs/RELIABILITY.md)
+`;
+
+export class ChaosUsageError extends Error {}
+
+export function parseChaosArgs(argv: string[], known: string[]): ChaosArgs {
+  const a: ChaosArgs = { mode: 'full', scenarios: [...known], out: 'docs/RELIABILITY.md' };
+  for (let i = 0; i < argv.length; i++) {
+    const eq = argv[i].indexOf('=');
+    const [flag, inline] = eq > 0 ? [argv[i].slice(0, eq), argv[i].slice(eq + 1)] : [argv[i], undefined];
+    const take = () => {
+      if (inline !== undefined) return inline;
+      const v = argv[i + 1];
+      if (v === undefined || v.startsWith('--')) throw new ChaosUsageError(`${flag} needs a value`);
+      i++;
+      return v;
+    };
+    const whole = (v: string, low: number, high: number) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < low || n > high) throw new ChaosUsageError(`${flag} takes a whole number ${low}..${high}, got ${v}`);
+      return n;
+    };
+    switch (flag) {
+      case '--quick':
+        if (inline !== undefined) throw new ChaosUsageError('--quick takes no value');
+        a.mode = 'quick';
+        break;
+      case '--scenarios': {
+        const list = take().split(',').map((s) => s.trim()).filter(Boolean);
+        const unknown = list.filter((s) => !known.includes(s));
+        if (!list.length || unknown.length) throw new ChaosUsageError(`--scenarios takes ${known.join(', ')}; unknown: ${unknown.join(', ') || '(none given)'}`);
+        a.scenarios = [...new Set(list)];
+        break;
+      }
+      case '--kills':
+        a.kills = whole(take(), 0, 1000);
+        break;
+      case '--seed':
+        a.seed = whole(take(), 0, 2 ** 32 - 1);
+        break;
+      case '--out':
+        a.out = take();
+        break;
+      case '--help':
+      case '-h':
+        throw new ChaosUsageError('');
+      default:
+        throw new ChaosUsageError(`unknown flag ${flag}`);
+    }
+  }
+  return a;
+}

@@ -1,0 +1,115 @@
+import type { KubeObject } from '../../activities/kube/projections';
+import { cleanNamespace } from '../../bench/lib/stack';
+import { duplicates, exactly, successfulWrites } from '../checks';
+import type { ChaosContext, ChaosMode, ChaosScenario } from './types';
+
+const plan = (mode: ChaosMode) => (mode === 'full' ? { jobs: 50, completions: 10, parallelism: 5 } : { jobs: 10, completions: 5, parallelism: 3 });
+const TRACKING = 'batch.kubernetes.io/job-tracking';
+const INDEX = 'batch.kubernetes.io/job-completion-index';
+
+interface Condition { type: string; status: string; reason?: string }
+interface Job {
+  metadata: { name: string; uid: string };
+  spec: { completionMode?: string };
+  status?: {
+    active?: number; ready?: number; succeeded?: number; failed?: number; terminating?: number; completedIndexes?: string;
+    conditions?: Condition[]; uncountedTerminatedPods?: { succeeded?: string[]; failed?: string[] };
+  };
+}
+type Pod = KubeObject & { status?: { phase?: string } };
+
+const jobsPath = (ctx: ChaosContext) => `/apis/batch/v1/namespaces/${ctx.ns}/jobs`;
+const listJobs = async (ctx: ChaosContext) => (await ctx.rest.request<{ items: Job[] }>('GET', jobsPath(ctx))).body.items.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+const listPods = async (ctx: ChaosContext) => (await ctx.rest.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${ctx.ns}/pods`)).body.items;
+const jobUidOf = (p: Pod) => p.metadata?.labels?.['batch.kubernetes.io/controller-uid'];
+const complete = (j: Job) => (j.status?.conditions ?? []).some((c) => c.type === 'Complete' && c.status === 'True');
+
+/**
+ * 50 Jobs of 10 completions (10 of 5 quick), every other one Indexed, whose pods kwok runs to
+ * success after 2 s. Exact at the end: each Job Complete with succeeded equal to its completions
+ * and nothing failed; exactly that many pods created for it, every one released from the tracking
+ * finalizer; an Indexed Job's indexes each succeeded by exactly one pod.
+ */
+export const jobsScenario: ChaosScenario = {
+  slug: 'jobs',
+  title: (mode) => { const p = plan(mode); return `${p.jobs} Jobs of ${p.completions} completions`; },
+  controllers: ['job'],
+
+  async prepare() {
+    // nothing before the faults: the Jobs are the change
+  },
+
+  async act(ctx) {
+    const p = plan(ctx.mode);
+    for (let i = 0; i < p.jobs; i++) {
+      await ctx.rest.request('POST', jobsPath(ctx), {
+        body: {
+          metadata: { name: `job-${String(i).padStart(3, '0')}` },
+          spec: {
+            completions: p.completions, parallelism: p.parallelism, backoffLimit: 6,
+            ...(i % 2 ? { completionMode: 'Indexed' } : {}),
+            template: {
+              metadata: { labels: { 'kwok.temporal-kcm.dev/outcome': 'succeed' }, annotations: { 'kwok.temporal-kcm.dev/delay-ms': '2000' } },
+              spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: 'registry.invalid/job:1' }] },
+            },
+          },
+        },
+      });
+    }
+  },
+
+  async converged(ctx) {
+    const jobs = await listJobs(ctx);
+    if (jobs.length !== plan(ctx.mode).jobs || !jobs.every(complete)) return false;
+    return (await listPods(ctx)).every((p) => !(p.metadata?.finalizers ?? []).includes(TRACKING));
+  },
+
+  async outcome(ctx) {
+    const jobs = await listJobs(ctx);
+    const pods = await listPods(ctx);
+    return jobs.map((j) => ({
+      name: j.metadata.name,
+      completionMode: j.spec.completionMode,
+      succeeded: j.status?.succeeded, failed: j.status?.failed, active: j.status?.active, ready: j.status?.ready, terminating: j.status?.terminating,
+      completedIndexes: j.status?.completedIndexes,
+      uncounted: j.status?.uncountedTerminatedPods,
+      conditions: (j.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason })).sort((a, b) => a.type.localeCompare(b.type)),
+      succeededPods: pods.filter((p) => jobUidOf(p) === j.metadata.uid && p.status?.phase === 'Succeeded').length,
+    }));
+  },
+
+  async violations(ctx, audit) {
+    const p = plan(ctx.mode);
+    const jobs = await listJobs(ctx);
+    const pods = await listPods(ctx);
+    const out = [
+      ...exactly('Jobs', p.jobs, jobs.length),
+      ...exactly('successful pod creates', p.jobs * p.completions, successfulWrites(audit, { ns: ctx.ns, resource: 'pods', verb: 'create' }).length),
+      ...exactly('pods still holding the tracking finalizer', 0, pods.filter((x) => (x.metadata?.finalizers ?? []).includes(TRACKING)).length),
+      ...exactly('pods without a controller (orphans)', 0, pods.filter((x) => !(x.metadata?.ownerReferences ?? []).some((r) => r.controller)).length),
+    ];
+    for (const j of jobs) {
+      const mine = pods.filter((x) => jobUidOf(x) === j.metadata.uid);
+      const succeeded = mine.filter((x) => x.status?.phase === 'Succeeded');
+      out.push(...exactly(`${j.metadata.name} status.succeeded`, p.completions, j.status?.succeeded ?? 0));
+      out.push(...exactly(`${j.metadata.name} pods`, p.completions, mine.length));
+      if (!complete(j)) out.push(`${j.metadata.name} is not Complete`);
+      if (j.spec.completionMode === 'Indexed') {
+        for (const [ix, n] of duplicates(succeeded.map((x) => x.metadata?.annotations?.[INDEX] ?? '?'))) out.push(`${j.metadata.name} index ${ix} succeeded by ${n} pods`);
+      }
+    }
+    return out;
+  },
+
+  async cleanup(ctx) {
+    await ctx.rest.request('DELETE', jobsPath(ctx), { body: { propagationPolicy: 'Orphan' } }).catch(() => undefined);
+    // no job controller may be running now: the tracking finalizers are taken off by hand
+    for (const pod of await listPods(ctx).catch(() => [] as Pod[])) {
+      if (!(pod.metadata?.finalizers ?? []).length) continue;
+      await ctx.rest.request('PATCH', `/api/v1/namespaces/${ctx.ns}/pods/${pod.metadata?.name}`, {
+        body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json',
+      }).catch(() => undefined);
+    }
+    await cleanNamespace(ctx.rest, ctx.ns);
+  },
+};
