@@ -3,6 +3,7 @@ import { main } from '../../starter/cli';
 import { temporalPkiPaths } from '../../starter/local/pki';
 import { postgresArgs, postgresPaths } from '../../starter/local/postgres';
 import { envVarFor } from '../../starter/local/binaries';
+import { PORT_NAMES, PortName, StackState, describeStack, temporalUiUrl } from '../../starter/local/stack';
 import {
   ServerConfig, ServerPorts, UiServerConfig, chooseTopology, isTemporalTopology, renderDynamicConfigYaml, renderServerConfig, renderServerConfigYaml,
   renderUiServerConfig, renderUiServerConfigYaml, serverArgs, serverConfigPaths, stackTemporalTarget, temporalTlsArgs, temporalTlsEnv, uiServerArgs,
@@ -187,5 +188,19 @@ describe('the Web UI server config', () => {
   test('its binary is named by TEMPORAL_UI_SERVER_BIN, as the server\'s by TEMPORAL_SERVER_BIN', () => {
     expect(envVarFor('temporal-ui-server')).toBe('TEMPORAL_UI_SERVER_BIN');
     expect(envVarFor('temporal-server')).toBe('TEMPORAL_SERVER_BIN');
+  });
+});
+
+describe('where the stack says its Web UI is', () => {
+  const state = (temporal: 'dev' | 'postgres'): StackState => ({
+    dataDir: '/nonexistent/data', nodes: 1, temporal, binaries: {},
+    ports: Object.fromEntries(PORT_NAMES.map((p, i) => [p, p === 'temporalUi' ? 8233 : 20000 + i])) as Record<PortName, number>,
+  });
+
+  test.each(['dev', 'postgres'] as const)('%s: the temporalUi port, printed by up as the Web UI', (topology) => {
+    const s = state(topology);
+    expect(temporalUiUrl(s)).toBe('http://127.0.0.1:8233');
+    expect(describeStack(s)).toMatch(/^Temporal Web UI http:\/\/127\.0\.0\.1:8233\b/m);
+    expect(describeStack(s)).not.toMatch(/no Web UI/);
   });
 });
