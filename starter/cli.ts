@@ -49,7 +49,7 @@ function temporalTopologyArg(value: string): TemporalTopology {
 /** `--temporal dev|postgres`; no default here, so `up` keeps what the data dir ran last. */
 function temporalTopologyOption(): Option {
   return new Option('--temporal <topology>',
-    'which Temporal the stack runs: dev (temporal server start-dev, SQLite, Web UI) or postgres (temporal-server with its services, PostgreSQL, mTLS frontend); default: the last one of the data dir, else dev')
+    'which Temporal the stack runs: dev (temporal server start-dev, SQLite, Web UI) or postgres (temporal-server with its services, PostgreSQL, mTLS frontend, the Web UI server); default: the last one of the data dir, else dev')
     .argParser(temporalTopologyArg);
 }
 

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cacheRoot, repoRoot } from './paths';
 import { PinnedVersions, loadVersions } from './versions';
-import { renderEtcdWrapperGoMod, renderKubernetesWrapperGoMod, renderTemporalWrapperGoMod, requiredVersion } from './gomod';
+import { UI_SERVER_MODULE, renderEtcdWrapperGoMod, renderKubernetesWrapperGoMod, renderTemporalWrapperGoMod, requiredVersion } from './gomod';
 
 export type BinaryName =
   | 'temporal'
@@ -14,20 +14,22 @@ export type BinaryName =
   | 'kubectl'
   | 'kwok'
   | 'temporal-server'
-  | 'temporal-sql-tool';
+  | 'temporal-sql-tool'
+  | 'temporal-ui-server';
 
 export const ALL_BINARIES: BinaryName[] = [
   'temporal', 'etcd', 'kube-apiserver', 'kube-scheduler', 'kube-controller-manager', 'kubectl', 'kwok',
-  'temporal-server', 'temporal-sql-tool',
+  'temporal-server', 'temporal-sql-tool', 'temporal-ui-server',
 ];
 
-/** What every topology runs; the `--temporal postgres` topology adds POSTGRES_TOPOLOGY_BINARIES. */
-export const BASE_BINARIES: BinaryName[] = ALL_BINARIES.filter((b) => b !== 'temporal-server' && b !== 'temporal-sql-tool');
-export const POSTGRES_TOPOLOGY_BINARIES: BinaryName[] = ['temporal-server', 'temporal-sql-tool'];
+/** What the `--temporal postgres` topology runs besides BASE_BINARIES (the dev server has the UI built in). */
+export const POSTGRES_TOPOLOGY_BINARIES: BinaryName[] = ['temporal-server', 'temporal-sql-tool', 'temporal-ui-server'];
+/** What every topology runs. */
+export const BASE_BINARIES: BinaryName[] = ALL_BINARIES.filter((b) => !POSTGRES_TOPOLOGY_BINARIES.includes(b));
 
 /** One `go` invocation can produce several binaries (the Kubernetes ones share most of their compile). */
 interface BuildGroup {
-  id: 'temporal' | 'etcd' | 'kubernetes' | 'kwok' | 'temporal-server';
+  id: 'temporal' | 'etcd' | 'kubernetes' | 'kwok' | 'temporal-server' | 'temporal-ui-server';
   binaries: BinaryName[];
   /** go names a binary after its package directory; this renames what it built (server -> temporal-server) */
   builtAs?: Partial<Record<BinaryName, string>>;
@@ -76,9 +78,23 @@ const BUILD_GROUPS: BuildGroup[] = [
     binaries: ['temporal-server', 'temporal-sql-tool'],
     builtAs: { 'temporal-server': 'server', 'temporal-sql-tool': 'sql' },
     version: (v) => v.temporalServer,
-    prepare: async (v, log) => ensureTemporalWrapperModule(v, log),
+    prepare: async (v, log) => temporalWrapperModuleOnce(v, log),
     command: (_v, outDir) => ({
       args: ['build', '-mod=mod', '-trimpath', '-o', outDir + path.sep, 'go.temporal.io/server/cmd/server', 'go.temporal.io/server/cmd/tools/sql'],
+      cwd: path.join(repoRoot, 'hack', 'temporal'),
+    }),
+  },
+  {
+    // The Web UI server (what the dev server embeds, as its own process): built from the same wrapper
+    // module, at the version the CLI requires, with the UI's assets embedded in the binary. Its own
+    // group and cache dir, as its version is not the server's.
+    id: 'temporal-ui-server',
+    binaries: ['temporal-ui-server'],
+    builtAs: { 'temporal-ui-server': 'server' },
+    version: (v) => v.temporalUiServer,
+    prepare: async (v, log) => temporalWrapperModuleOnce(v, log),
+    command: (_v, outDir) => ({
+      args: ['build', '-mod=mod', '-trimpath', '-o', outDir + path.sep, `${UI_SERVER_MODULE}/cmd/server`],
       cwd: path.join(repoRoot, 'hack', 'temporal'),
     }),
   },
@@ -123,7 +139,7 @@ function groupOf(name: BinaryName): BuildGroup {
   return g;
 }
 
-/** KUBE_APISERVER_BIN, ETCD_BIN, TEMPORAL_BIN, TEMPORAL_SERVER_BIN, TEMPORAL_SQL_TOOL_BIN, ... */
+/** KUBE_APISERVER_BIN, ETCD_BIN, TEMPORAL_BIN, TEMPORAL_SERVER_BIN, TEMPORAL_SQL_TOOL_BIN, TEMPORAL_UI_SERVER_BIN, ... */
 export function envVarFor(name: BinaryName): string {
   return name.toUpperCase().replace(/-/g, '_') + '_BIN';
 }
@@ -236,22 +252,40 @@ export async function ensureWrapperModule(dir: 'k8s' | 'etcd', module: string, v
 
 /**
  * Regenerate hack/temporal/go.mod from the pinned CLI's go.mod when it does not require the pinned
- * server. The CLI must be the one that embeds that server: a mismatch is a versions.json mistake.
+ * server and Web UI server. The CLI must be the one that embeds both: a mismatch is a versions.json mistake.
  */
 export async function ensureTemporalWrapperModule(v: PinnedVersions, log: Logger, force = false): Promise<void> {
   const goModPath = path.join(repoRoot, 'hack', 'temporal', 'go.mod');
   const current = fs.existsSync(goModPath) ? fs.readFileSync(goModPath, 'utf8') : '';
-  const sameVersion = requiredVersion(current, 'go.temporal.io/server') === v.temporalServer;
+  const sameVersion = requiredVersion(current, 'go.temporal.io/server') === v.temporalServer
+    && requiredVersion(current, UI_SERVER_MODULE) === v.temporalUiServer;
   if (sameVersion && !force) return;
-  log(`generating hack/temporal/go.mod for go.temporal.io/server ${v.temporalServer} from the go.mod of temporal CLI ${v.temporalCli}`);
+  log(`generating hack/temporal/go.mod for go.temporal.io/server ${v.temporalServer} and ${UI_SERVER_MODULE} ${v.temporalUiServer} from the go.mod of temporal CLI ${v.temporalCli}`);
   const cliGoMod = await goModDownloadGoMod('github.com/temporalio/cli', v.temporalCli, path.join(cacheRoot(), 'logs', 'gomod-temporal.log'));
   const cliServer = requiredVersion(cliGoMod, 'go.temporal.io/server');
   if (cliServer !== v.temporalServer) {
     throw new BuildError(`hack/versions.json: temporalServer ${v.temporalServer} is not the server temporal CLI ${v.temporalCli} embeds (${cliServer}); pin them together`);
   }
+  const cliUi = requiredVersion(cliGoMod, UI_SERVER_MODULE);
+  if (cliUi !== v.temporalUiServer) {
+    throw new BuildError(`hack/versions.json: temporalUiServer ${v.temporalUiServer} is not the Web UI server temporal CLI ${v.temporalCli} embeds (${cliUi}); pin them together`);
+  }
   fs.mkdirSync(path.dirname(goModPath), { recursive: true });
   fs.writeFileSync(goModPath, renderTemporalWrapperGoMod(cliGoMod, v.temporalCli, v.temporalServer));
   if (!sameVersion) fs.rmSync(path.join(repoRoot, 'hack', 'temporal', 'go.sum'), { force: true });
+}
+
+/**
+ * The two groups built from hack/temporal prepare its go.mod once per process: built in parallel,
+ * each checking (and perhaps rewriting, and removing go.sum) on its own would race the other's build.
+ */
+let temporalWrapperPrepared: Promise<void> | undefined;
+function temporalWrapperModuleOnce(v: PinnedVersions, log: Logger): Promise<void> {
+  temporalWrapperPrepared ??= ensureTemporalWrapperModule(v, log).catch((e: unknown) => {
+    temporalWrapperPrepared = undefined; // a later build in this process tries again
+    throw e;
+  });
+  return temporalWrapperPrepared;
 }
 
 async function buildGroup(g: BuildGroup, versions: PinnedVersions, log: Logger): Promise<void> {

@@ -20,8 +20,8 @@ import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, KWOK_SILENT_LABEL, ensureDefaul
 import { ensureDevSearchAttributes, ensureNamespace, temporalHealthy } from './temporal-dev';
 import type { TemporalTarget } from '../run-options';
 import {
-  ServerPorts, TemporalTopology, chooseTopology, renderDynamicConfigYaml, renderServerConfigYaml, serverArgs, serverConfigPaths,
-  stackTemporalTarget, temporalTlsEnv,
+  ServerPorts, TemporalTopology, chooseTopology, renderDynamicConfigYaml, renderServerConfigYaml, renderUiServerConfigYaml, serverArgs,
+  serverConfigPaths, stackTemporalTarget, temporalTlsEnv, uiServerArgs, uiServerConfigPaths,
 } from './temporal-topology';
 import {
   POSTGRES_USER, RunAs, ensurePostgresCluster, ensureTemporalSchemas, postgresArgs, postgresBinDir, postgresPaths, postgresReady,
@@ -29,7 +29,7 @@ import {
 } from './postgres';
 import { applyWiring, unavailableApiServices } from './metrics/wiring';
 
-export type ComponentName = 'etcd' | 'postgres' | 'temporal' | 'kube-apiserver' | 'kube-scheduler' | 'kwok' | 'metrics-standin';
+export type ComponentName = 'etcd' | 'postgres' | 'temporal' | 'temporal-ui' | 'kube-apiserver' | 'kube-scheduler' | 'kwok' | 'metrics-standin';
 
 /** The postgres topology's server ports nobody outside the server dials: picked free, no flags. */
 export const INTERNAL_SERVER_PORT_NAMES = [
@@ -225,6 +225,38 @@ const TEMPORAL_SERVER: Component = {
   },
 };
 
+/**
+ * The Web UI as it answers the browser: its HTTP API lists namespaces through the frontend, so a
+ * 200 means the UI server runs and its mTLS client reaches the frontend (GET needs no CSRF token).
+ */
+export async function temporalUiHealthy(url: string): Promise<boolean> {
+  return (await probe(`${url}/api/v1/namespaces`)).status === 200;
+}
+
+/** Where the stack's Temporal Web UI answers: the dev server's own, or the postgres topology's UI server. */
+export function temporalUiUrl(state: Pick<StackState, 'ports'>): string {
+  return `http://127.0.0.1:${state.ports.temporalUi}`;
+}
+
+/**
+ * The postgres topology's Web UI: temporalio/ui-server, the UI the dev server embeds, run on its
+ * own as production runs it, a client of the mTLS frontend with the stack's client certificate.
+ * It depends on temporal: its config names the frontend's port, which a restart may change.
+ */
+const TEMPORAL_UI: Component = {
+  name: 'temporal-ui',
+  binary: 'temporal-ui-server',
+  ports: ['temporalUi'],
+  dependsOn: ['temporal'],
+  args: ({ dataDir }) => uiServerArgs(dataDir),
+  healthy: ({ ports }) => temporalUiHealthy(temporalUiUrl({ ports })),
+  prepare: async ({ dataDir, ports }) => {
+    const files = uiServerConfigPaths(dataDir);
+    fs.mkdirSync(files.configDir, { recursive: true });
+    fs.writeFileSync(files.configFile, renderUiServerConfigYaml({ frontendPort: ports.temporal, port: ports.temporalUi, pki: temporalPkiPaths(dataDir) }));
+  },
+};
+
 const KUBE_PARTS: Component[] = [
   {
     name: 'kube-apiserver',
@@ -349,17 +381,18 @@ const KUBE_PARTS: Component[] = [
 
 /** The parts of a topology, in start order. */
 function componentsFor(topology: TemporalTopology): Component[] {
-  return topology === 'dev' ? [ETCD, TEMPORAL_DEV, ...KUBE_PARTS] : [ETCD, POSTGRES, TEMPORAL_SERVER, ...KUBE_PARTS];
+  return topology === 'dev' ? [ETCD, TEMPORAL_DEV, ...KUBE_PARTS] : [ETCD, POSTGRES, TEMPORAL_SERVER, TEMPORAL_UI, ...KUBE_PARTS];
 }
 
 /** Every part either topology may have started, in start order (`down` stops them all by pid file). */
-const ALL_COMPONENTS: Component[] = [ETCD, POSTGRES, TEMPORAL_SERVER, ...KUBE_PARTS];
+const ALL_COMPONENTS: Component[] = [ETCD, POSTGRES, TEMPORAL_SERVER, TEMPORAL_UI, ...KUBE_PARTS];
 
 /** Parts started together, each wave once the one before is healthy. */
 function wavesFor(topology: TemporalTopology): ComponentName[][] {
   const kube: ComponentName[][] = [['kube-apiserver'], ['kube-scheduler', 'kwok', 'metrics-standin']];
-  // the server needs its database, and overlaps the apiserver's start instead of etcd's
-  return topology === 'dev' ? [['etcd', 'temporal'], ...kube] : [['etcd', 'postgres'], ['temporal', 'kube-apiserver'], kube[1]];
+  // the server needs its database, and overlaps the apiserver's start instead of etcd's; its UI
+  // needs it serving, and starts with the apiserver's clients
+  return topology === 'dev' ? [['etcd', 'temporal'], ...kube] : [['etcd', 'postgres'], ['temporal', 'kube-apiserver'], [...kube[1], 'temporal-ui']];
 }
 
 /** The stand-in runs from the build (dist/), also when the stack is started from sources by jest. */
@@ -726,7 +759,8 @@ function describeAddress(name: ComponentName, s: StackState): string {
     case 'postgres': return `127.0.0.1:${p.postgres} (databases temporal, temporal_visibility; data ${postgresPaths(s.dataDir).data})`;
     case 'temporal': return topologyOf(s) === 'dev'
       ? `127.0.0.1:${p.temporal} (Web UI http://127.0.0.1:${p.temporalUi})`
-      : `127.0.0.1:${p.temporal} (temporal-server, mTLS; no Web UI)`;
+      : `127.0.0.1:${p.temporal} (temporal-server, mTLS)`;
+    case 'temporal-ui': return `${temporalUiUrl(s)} (Temporal Web UI server, mTLS to 127.0.0.1:${p.temporal})`;
     case 'kube-apiserver': return `https://127.0.0.1:${p.apiserver}`;
     case 'kube-scheduler': return `https://127.0.0.1:${p.scheduler}`;
     case 'kwok': return `http://127.0.0.1:${p.kwok} (${s.nodes} nodes)`;
@@ -797,8 +831,7 @@ export async function connectionEnv(dataDir: string): Promise<Record<string, str
     KUBECONFIG: kubeconfigPath(dataDir, 'admin'),
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: temporal.namespace,
-    // the postgres topology runs no Web UI
-    ...(topologyOf(state) === 'dev' ? { TEMPORAL_UI_URL: `http://127.0.0.1:${state.ports.temporalUi}` } : {}),
+    TEMPORAL_UI_URL: temporalUiUrl(state),
     ...temporalTlsEnv(temporal.tls),
     TEMPORAL_KCM_DATA_DIR: dataDir,
   };
@@ -812,11 +845,12 @@ export function describeStack(s: StackState): string {
   const temporal = topologyOf(s) === 'dev'
     ? [
       `temporal        127.0.0.1:${s.ports.temporal}   namespace default (dev server)`,
-      `Temporal Web UI http://127.0.0.1:${s.ports.temporalUi}`,
+      `Temporal Web UI ${temporalUiUrl(s)}`,
     ]
     : [
       `postgres        127.0.0.1:${s.ports.postgres}   databases temporal, temporal_visibility`,
-      `temporal        127.0.0.1:${s.ports.temporal}   namespace default (temporal-server, frontend mTLS: client cert ${temporalPkiPaths(s.dataDir).clientCert}; no Web UI)`,
+      `temporal        127.0.0.1:${s.ports.temporal}   namespace default (temporal-server, frontend mTLS: client cert ${temporalPkiPaths(s.dataDir).clientCert})`,
+      `Temporal Web UI ${temporalUiUrl(s)}   (ui-server, mTLS to the frontend)`,
     ];
   return [
     `kube-apiserver  https://127.0.0.1:${s.ports.apiserver}   kubeconfig ${kubeconfigPath(s.dataDir, 'admin')}`,

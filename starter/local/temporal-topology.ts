@@ -8,7 +8,8 @@ import { TEMPORAL_SERVER_NAME, type TemporalPki, temporalPkiPaths } from './pki'
  *  - `dev`: `temporal server start-dev`, one process with its SQLite file, Web UI, no TLS (the default).
  *  - `postgres`: the Temporal server as production clusters run it: `temporal-server start` with
  *    its frontend, internal-frontend, history, matching and worker services (in one process here),
- *    persistence and visibility on PostgreSQL, a frontend that requires client certificates.
+ *    persistence and visibility on PostgreSQL, a frontend that requires client certificates, and
+ *    the Web UI server (temporalio/ui-server) as a process of its own, a client of that frontend.
  */
 export type TemporalTopology = 'dev' | 'postgres';
 export const TEMPORAL_TOPOLOGIES: readonly TemporalTopology[] = ['dev', 'postgres'];
@@ -259,4 +260,72 @@ export function serverArgs(dataDir: string): string[] {
     '--allow-no-auth',
     'start', ...SERVER_SERVICES.flatMap((s) => ['--service', s]),
   ];
+}
+
+/** What the Web UI server of the postgres topology is given. */
+export interface UiServerConfigInput {
+  /** the frontend's gRPC port (the stack's `temporal` port) */
+  frontendPort: number;
+  /** where the UI listens (the stack's `temporalUi` port, on loopback) */
+  port: number;
+  pki: TemporalPki;
+}
+
+/** The part of github.com/temporalio/ui-server/v2's server/config.Config this stack sets (YAML keys as there). */
+export interface UiServerConfig {
+  temporalGrpcAddress: string;
+  host: string;
+  port: number;
+  publicPath: string;
+  enableUi: boolean;
+  defaultNamespace: string;
+  hideLogs: boolean;
+  cors: { cookieInsecure: boolean };
+  tls: { caFile: string; certFile: string; keyFile: string; serverName: string; enableHostVerification: boolean };
+}
+
+/**
+ * The Web UI server's config: the UI the dev server embeds, as its own process, serving the
+ * browser's UI and the HTTP API the UI reads (/api/v1/...) on loopback, and calling the frontend
+ * over the same mTLS every stack client uses.
+ */
+export function renderUiServerConfig(c: UiServerConfigInput): UiServerConfig {
+  return {
+    temporalGrpcAddress: `127.0.0.1:${c.frontendPort}`,
+    host: '127.0.0.1',
+    port: c.port,
+    publicPath: '',
+    enableUi: true,
+    defaultNamespace: STACK_NAMESPACE,
+    // one line per HTTP request otherwise: an open UI polls, and the log file would grow all day
+    hideLogs: true,
+    // plain HTTP on loopback, as the dev server serves it: a Secure CSRF cookie would never reach
+    // the browser, and every write action of the UI (terminate, signal, reset) would be refused
+    cors: { cookieInsecure: true },
+    tls: {
+      caFile: c.pki.caCert,
+      certFile: c.pki.clientCert,
+      keyFile: c.pki.clientKey,
+      serverName: TEMPORAL_SERVER_NAME,
+      // the UI server skips verifying the frontend's certificate unless told (InsecureSkipVerify)
+      enableHostVerification: true,
+    },
+  };
+}
+
+export function renderUiServerConfigYaml(c: UiServerConfigInput): string {
+  return '# Written by `temporal-kcm local up --temporal postgres` at every start; edits are overwritten.\n' + stringify(renderUiServerConfig(c));
+}
+
+/** Where the Web UI server's config goes in the data dir: config/<env>.yaml, what its --root, --config and --env load. */
+export function uiServerConfigPaths(dataDir: string): { root: string; configDir: string; env: string; configFile: string } {
+  const root = path.join(dataDir, 'temporal-ui');
+  const env = 'temporal-kcm';
+  return { root, configDir: path.join(root, 'config'), env, configFile: path.join(root, 'config', `${env}.yaml`) };
+}
+
+/** The Web UI server's arguments: its config from uiServerConfigPaths. */
+export function uiServerArgs(dataDir: string): string[] {
+  const p = uiServerConfigPaths(dataDir);
+  return ['--root', p.root, '--config', 'config', '--env', p.env, 'start'];
 }

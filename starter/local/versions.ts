@@ -9,6 +9,11 @@ export interface PinnedVersions {
   temporalCli: string;
   /** the server the `--temporal postgres` topology runs; the one the pinned CLI embeds (its go.mod requires it) */
   temporalServer: string;
+  /**
+   * the Web UI server the `--temporal postgres` topology runs (github.com/temporalio/ui-server/v2);
+   * the one the pinned CLI embeds in its dev server (its go.mod requires it)
+   */
+  temporalUiServer: string;
   kwok: string;
 }
 
@@ -19,7 +24,7 @@ export function parseVersions(text: string, source = 'hack/versions.json'): Pinn
   if (typeof raw !== 'object' || raw === null) throw new Error(`${source}: expected an object`);
   const obj = raw as Record<string, unknown>;
   const out: Partial<PinnedVersions> = {};
-  for (const key of ['kubernetes', 'etcd', 'temporalCli', 'temporalServer', 'kwok'] as const) {
+  for (const key of ['kubernetes', 'etcd', 'temporalCli', 'temporalServer', 'temporalUiServer', 'kwok'] as const) {
     const v = obj[key];
     if (typeof v !== 'string' || !semverTag.test(v)) {
       throw new Error(`${source}: "${key}" must be a release tag like v1.2.3, got ${JSON.stringify(v)}`);

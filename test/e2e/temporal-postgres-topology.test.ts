@@ -4,26 +4,32 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, WorkflowExecutionInfo } from '@temporalio/client';
 import { LoadedTemporalTls, loadTemporalTls } from '../../starter/run-options';
 import { repoRoot } from '../../starter/local/paths';
+import { loadVersions } from '../../starter/local/versions';
 import { pkiPaths } from '../../starter/local/pki';
-import { StackState, adminKubeConfig, connectionEnv, down, stackTemporal, status, up } from '../../starter/local/stack';
+import { probe } from '../../starter/local/http-probe';
+import { StackState, adminKubeConfig, connectionEnv, down, stackTemporal, status, temporalUiUrl, up } from '../../starter/local/stack';
 import { eventually, freshNamespace } from '../support/cluster';
 import { runCli } from '../support/cli';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { boundedWorkflowId } from '../../workflows/runtime/workflow-ids';
-import type { Timeline } from '../../starter/why/timeline';
+import { type Timeline, buildTimeline } from '../../starter/why/timeline';
+import { uiGet, uiListWorkflows, uiObjectRuns, uiWorkflowEvents } from '../support/web-ui';
 
 /**
  * The production topology of the local stack (`local up --temporal postgres`): temporal-server on
  * PostgreSQL behind a frontend that requires client certificates. This file brings up a stack of
  * its own in its own data dir (the shared test stack runs the dev server), shows that nothing
  * reaches Temporal without the stack's client certificate, and that a manager given the TLS flags
- * reconciles a Deployment with its workflows stored in that server. It stops and removes its stack.
+ * reconciles a Deployment with its workflows stored in that server, which the stack's Web UI server
+ * (a client of that frontend, over mTLS) shows. It stops and removes its stack.
  */
 const DATA_DIR = path.join(repoRoot, '.local', 'e2e-temporal-postgres');
 
 let state: StackState;
 let kc: k8s.KubeConfig;
 let manager: ManagerProcess | undefined;
+/** the Deployment the manager reconciled, and its ReplicaSet's name, for the Web UI's test */
+let deployed: { ns: string; replicaSet: string } | undefined;
 
 beforeAll(async () => {
   // a stack left by an interrupted run is stopped and thrown away: this file checks a cold start
@@ -103,6 +109,7 @@ describe('local stack --temporal postgres', () => {
       return owned?.status?.readyReplicas === 2 && d.status?.availableReplicas === 2 ? owned : undefined;
     }, 90_000);
 
+    deployed = { ns, replicaSet: rs.metadata!.name! };
     const temporal = stackTemporal(state);
     const connection = await Connection.connect({ address: temporal.address, tls: loadTemporalTls(temporal.tls!) });
     try {
@@ -127,6 +134,39 @@ describe('local stack --temporal postgres', () => {
       await connection.close();
     }
   }, 150_000);
+
+  test('the Web UI server serves the UI and its API, reaching the mTLS frontend, and shows the ReplicaSet\'s reconciles', async () => {
+    if (!deployed) throw new Error('needs the Deployment of the test before');
+    const { ns, replicaSet } = deployed;
+    const ui = temporalUiUrl(state);
+    const part = (await status(DATA_DIR)).parts.find((p) => p.name === 'temporal-ui');
+    expect(part?.healthy).toBe(true);
+    expect(fs.readFileSync(`/proc/${part!.pid}/cmdline`, 'utf8').split('\0')[0]).toMatch(/temporal-ui-server$/);
+    expect((await connectionEnv(DATA_DIR)).TEMPORAL_UI_URL).toBe(ui);
+    // the page a browser opens, with the UI's assets embedded in the binary
+    const page = await probe(`${ui}/namespaces/default/workflows`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('/_app/');
+    // the settings the UI reads first (the UI server writes these keys capitalised)
+    expect(await uiGet(ui, '/api/v1/settings')).toMatchObject({ DefaultNamespace: 'default', Version: loadVersions().temporalUiServer.replace(/^v/, '') });
+
+    // the list the UI shows for a search-attribute query, and the history page of the row
+    const listed = await eventually('the ReplicaSet\'s workflow in the UI\'s list', async () => {
+      const rows = await uiListWorkflows(ui, `KcmNamespace='${ns}' AND KcmKind='ReplicaSet' AND KcmName='${replicaSet}'`);
+      return rows.length ? rows : undefined;
+    }, 30_000);
+    const workflowId = `replicaset/${ns}/${replicaSet}`;
+    expect(listed.map((w) => w.execution.workflowId)).toEqual(listed.map(() => workflowId));
+    const events = await uiWorkflowEvents(ui, workflowId, listed[listed.length - 1].execution.runId);
+    expect(events[0].eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_STARTED');
+
+    // read as `why` reads histories: the reconcile that made the two pods, with its reason
+    const timeline = buildTimeline(await uiObjectRuns(ui, { kind: 'ReplicaSet', namespace: ns, name: replicaSet }));
+    const creates = timeline.entries.filter((e) => e.controller === 'replicaset' && e.activity?.name === 'createPods');
+    expect(creates.length).toBeGreaterThanOrEqual(1);
+    expect(creates.every((e) => e.activity!.outcome.status === 'ok')).toBe(true);
+    expect(creates.map((e) => e.activity!.reason).join('\n')).toMatch(/scale up 0->2/);
+  }, 60_000);
 
   test('an object whose workflow ID would pass 255 characters gets a cut one, ending in a hash; its pods are made and why finds it', async () => {
     const core = kc.makeApiClient(k8s.CoreV1Api);

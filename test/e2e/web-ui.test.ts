@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Browser, chromium } from 'playwright-core';
 import { repoRoot } from '../../starter/local/paths';
-import { readState } from '../../starter/local/stack';
+import { readState, temporalUiUrl } from '../../starter/local/stack';
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
 import { listPods, mergePatch, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
@@ -51,7 +51,7 @@ test('a ReplicaSet\'s workflow is found by its search attributes and its history
   await mergePatch(rest, `/apis/apps/v1/namespaces/${ns}/replicasets/shop`, { spec: { replicas: 1 } });
   await podsAre(1);
 
-  const ui = `http://127.0.0.1:${readState(TEST_DATA_DIR)!.ports.temporalUi}`;
+  const ui = temporalUiUrl(readState(TEST_DATA_DIR)!);
   const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
   const workflowId = `replicaset/${ns}/shop`;
   const query = `KcmKind='ReplicaSet' AND KcmNamespace='${ns}' AND KcmName='shop'`;

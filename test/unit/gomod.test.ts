@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  renderEtcdWrapperGoMod, renderKubernetesWrapperGoMod, renderTemporalWrapperGoMod, requireLines, requiredVersion, stagingModules,
+  UI_SERVER_MODULE, renderEtcdWrapperGoMod, renderKubernetesWrapperGoMod, renderTemporalWrapperGoMod, requireLines, requiredVersion, stagingModules,
 } from '../../starter/local/gomod';
 import { repoRoot } from '../../starter/local/paths';
 import { loadVersions, parseVersions, stagingVersion } from '../../starter/local/versions';
@@ -54,6 +54,7 @@ go 1.25.0
 
 require (
 	github.com/spf13/cobra v1.9.1
+	github.com/temporalio/ui-server/v2 v2.42.1
 	go.temporal.io/server v1.29.1
 )
 
@@ -65,7 +66,7 @@ require (
 require golang.org/x/term v0.32.0
 `;
     expect(requireLines(cli)).toEqual([
-      'github.com/spf13/cobra v1.9.1', 'go.temporal.io/server v1.29.1', 'cloud.google.com/go v0.120.0',
+      'github.com/spf13/cobra v1.9.1', 'github.com/temporalio/ui-server/v2 v2.42.1', 'go.temporal.io/server v1.29.1', 'cloud.google.com/go v0.120.0',
       'github.com/x/y v0.0.0-20250101000000-abcdef123456', 'golang.org/x/term v0.32.0',
     ]);
     const out = renderTemporalWrapperGoMod(cli, 'v1.5.1', 'v1.29.1');
@@ -73,6 +74,8 @@ require golang.org/x/term v0.32.0
     expect(out).toContain('go 1.25.0');
     expect(requiredVersion(out, 'go.temporal.io/server')).toBe('v1.29.1');
     expect(out.match(/go\.temporal\.io\/server/g)).toHaveLength(1);
+    // the Web UI server comes with the CLI's requires, at its version
+    expect(requiredVersion(out, UI_SERVER_MODULE)).toBe('v2.42.1');
     expect(out).toContain('\tgithub.com/x/y v0.0.0-20250101000000-abcdef123456\n');
     expect(out).toContain('\tgolang.org/x/term v0.32.0\n');
   });
@@ -86,6 +89,8 @@ require golang.org/x/term v0.32.0
     expect(requiredVersion(etcdMod, 'go.etcd.io/etcd/server/v3')).toBe(v.etcd);
     const temporalMod = fs.readFileSync(path.join(repoRoot, 'hack', 'temporal', 'go.mod'), 'utf8');
     expect(requiredVersion(temporalMod, 'go.temporal.io/server')).toBe(v.temporalServer);
+    // the Web UI server is built from this module at the version the CLI requires, which is the pin
+    expect(requiredVersion(temporalMod, UI_SERVER_MODULE)).toBe(v.temporalUiServer);
     expect(temporalMod).toContain(`from the go.mod of github.com/temporalio/cli ${v.temporalCli}.`);
   });
 });
@@ -97,8 +102,12 @@ describe('pinned versions', () => {
   });
 
   test('a malformed versions file names the bad key', () => {
-    expect(() => parseVersions('{"kubernetes":"1.35","etcd":"v3.6.5","temporalCli":"v1.5.1","temporalServer":"v1.29.1","kwok":"v0.7.0"}')).toThrow(/"kubernetes"/);
-    expect(() => parseVersions('{"kubernetes":"v1.35.4","etcd":"v3.6.5","temporalCli":"v1.5.1","temporalServer":"v1.29.1"}')).toThrow(/"kwok"/);
-    expect(() => parseVersions('{"kubernetes":"v1.35.4","etcd":"v3.6.5","temporalCli":"v1.5.1","kwok":"v0.7.0"}')).toThrow(/"temporalServer"/);
+    const good = { kubernetes: 'v1.35.4', etcd: 'v3.6.5', temporalCli: 'v1.5.1', temporalServer: 'v1.29.1', temporalUiServer: 'v2.42.1', kwok: 'v0.7.0' };
+    expect(parseVersions(JSON.stringify(good))).toEqual(good);
+    const without = (key: keyof typeof good) => JSON.stringify(Object.fromEntries(Object.entries(good).filter(([k]) => k !== key)));
+    expect(() => parseVersions(JSON.stringify({ ...good, kubernetes: '1.35' }))).toThrow(/"kubernetes"/);
+    expect(() => parseVersions(without('kwok'))).toThrow(/"kwok"/);
+    expect(() => parseVersions(without('temporalServer'))).toThrow(/"temporalServer"/);
+    expect(() => parseVersions(without('temporalUiServer'))).toThrow(/"temporalUiServer"/);
   });
 });

@@ -2,9 +2,12 @@ import { parse } from 'yaml';
 import { main } from '../../starter/cli';
 import { temporalPkiPaths } from '../../starter/local/pki';
 import { postgresArgs, postgresPaths } from '../../starter/local/postgres';
+import { envVarFor } from '../../starter/local/binaries';
+import { PORT_NAMES, PortName, StackState, describeStack, temporalUiUrl } from '../../starter/local/stack';
 import {
-  ServerConfig, ServerPorts, chooseTopology, isTemporalTopology, renderDynamicConfigYaml, renderServerConfig, renderServerConfigYaml, serverArgs,
-  serverConfigPaths, stackTemporalTarget, temporalTlsArgs, temporalTlsEnv,
+  ServerConfig, ServerPorts, UiServerConfig, chooseTopology, isTemporalTopology, renderDynamicConfigYaml, renderServerConfig, renderServerConfigYaml,
+  renderUiServerConfig, renderUiServerConfigYaml, serverArgs, serverConfigPaths, stackTemporalTarget, temporalTlsArgs, temporalTlsEnv, uiServerArgs,
+  uiServerConfigPaths,
 } from '../../starter/local/temporal-topology';
 
 const PORTS: ServerPorts = {
@@ -150,5 +153,54 @@ describe('the server config', () => {
     const p = postgresPaths('/data');
     const args = postgresArgs(p, 5433);
     expect(args).toEqual(expect.arrayContaining(['-D', p.data, '-p', '5433', 'listen_addresses=127.0.0.1', `unix_socket_directories=${p.socket}`]));
+  });
+});
+
+describe('the Web UI server config', () => {
+  const ui = () => renderUiServerConfig({ frontendPort: 7233, port: 8233, pki: temporalPkiPaths('/data') });
+
+  test('it calls the frontend over mTLS with the stack client cert, verifying the frontend\'s cert by the name on it', () => {
+    const c = ui();
+    const pki = temporalPkiPaths('/data');
+    expect(c.temporalGrpcAddress).toBe('127.0.0.1:7233');
+    // the same files every stack client of Temporal presents (stackTemporalTarget)
+    const target = stackTemporalTarget('/data', 'postgres', 7233).tls!;
+    expect(c.tls).toEqual({ caFile: target.caPath, certFile: target.certPath, keyFile: target.keyPath, serverName: target.serverName, enableHostVerification: true });
+    expect(c.tls.caFile).toBe(pki.caCert);
+    expect(c.tls.certFile).toBe(pki.clientCert);
+  });
+
+  test('it serves the UI and its API on loopback, at the root, opening the stack\'s namespace', () => {
+    expect(ui()).toMatchObject({ host: '127.0.0.1', port: 8233, publicPath: '', enableUi: true, defaultNamespace: 'default' });
+    // plain HTTP: a Secure CSRF cookie would never be sent back, and the UI's write actions would fail
+    expect(ui().cors).toEqual({ cookieInsecure: true });
+  });
+
+  test('the YAML it reads round-trips, and it is started with the directory and env it is written to', () => {
+    const c = parse(renderUiServerConfigYaml({ frontendPort: 7233, port: 8233, pki: temporalPkiPaths('/data') })) as UiServerConfig;
+    expect(c).toEqual(ui());
+    const p = uiServerConfigPaths('/data');
+    expect(p.configFile).toBe(`${p.root}/config/${p.env}.yaml`);
+    expect(p.root).toBe('/data/temporal-ui');
+    expect(uiServerArgs('/data')).toEqual(['--root', p.root, '--config', 'config', '--env', p.env, 'start']);
+  });
+
+  test('its binary is named by TEMPORAL_UI_SERVER_BIN, as the server\'s by TEMPORAL_SERVER_BIN', () => {
+    expect(envVarFor('temporal-ui-server')).toBe('TEMPORAL_UI_SERVER_BIN');
+    expect(envVarFor('temporal-server')).toBe('TEMPORAL_SERVER_BIN');
+  });
+});
+
+describe('where the stack says its Web UI is', () => {
+  const state = (temporal: 'dev' | 'postgres'): StackState => ({
+    dataDir: '/nonexistent/data', nodes: 1, temporal, binaries: {},
+    ports: Object.fromEntries(PORT_NAMES.map((p, i) => [p, p === 'temporalUi' ? 8233 : 20000 + i])) as Record<PortName, number>,
+  });
+
+  test.each(['dev', 'postgres'] as const)('%s: the temporalUi port, printed by up as the Web UI', (topology) => {
+    const s = state(topology);
+    expect(temporalUiUrl(s)).toBe('http://127.0.0.1:8233');
+    expect(describeStack(s)).toMatch(/^Temporal Web UI http:\/\/127\.0\.0\.1:8233\b/m);
+    expect(describeStack(s)).not.toMatch(/no Web UI/);
   });
 });

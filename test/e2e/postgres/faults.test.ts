@@ -1,6 +1,6 @@
 import type { Connection } from '@temporalio/client';
 import type { KubeObject } from '../../../activities/kube/projections';
-import { status, up } from '../../../starter/local/stack';
+import { readState, status, temporalUiUrl, up } from '../../../starter/local/stack';
 import { AuditLog } from '../../support/audit';
 import { runCli } from '../../support/cli';
 import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../../support/cluster';
@@ -8,14 +8,16 @@ import { cleanNamespace, controllerUid, listPods, livePods, mergePatch, podImage
 import { ManagerProcess, startManagerProcess } from '../../support/manager';
 import { TEST_DATA_DIR, TEST_TEMPORAL } from '../../support/stack';
 import { connectionEnv } from '../../../starter/local/stack';
-import type { Timeline } from '../../../starter/why/timeline';
+import { type Timeline, type TimelineEntry, buildTimeline } from '../../../starter/why/timeline';
+import { uiObjectRuns } from '../../support/web-ui';
 
 /**
  * The production topology's faults (`npm run test:postgres`): PostgreSQL restarted, the Temporal
  * server killed with kill -9 and restarted, and that together with a manager replica, each in the
  * middle of a 200-replica rollout. Each ends with exact pod and ReplicaSet counts, exactly one
  * successful create per pod and one delete per replaced pod in the API server's audit log (no
- * duplicate and no lost write), and `why` showing the Deployment's reconciles.
+ * duplicate and no lost write), and `why` and the Web UI (the UI server's API, as its pages read
+ * it) showing the Deployment's reconciles from before and after the fault.
  */
 const rest = testRest(testKubeConfig());
 const REPLICAS = 200;
@@ -107,11 +109,20 @@ async function rolloutThrough(name: string, what: string, fault: () => Promise<v
   // every reconcile is still readable: why shows the Deployment's scaling writes, before and after the fault
   const why = await runCli(['why', 'deployment', `${ns}/${name}`, '--json'], { ...process.env, ...(await connectionEnv(TEST_DATA_DIR)) });
   expect(why.code).toBe(0);
-  const timeline = JSON.parse(why.stdout) as Timeline;
-  const writes = timeline.entries.filter((e) => e.activity && e.controller === 'deployment').map((e) => Date.parse(e.time));
-  expect(writes.some((t) => t < faultAt)).toBe(true);
-  expect(writes.some((t) => t > faultAt)).toBe(true);
+  const whyWrites = deploymentWrites(JSON.parse(why.stdout) as Timeline);
+  expect(whyWrites.some((e) => Date.parse(e.time) < faultAt)).toBe(true);
+  expect(whyWrites.some((e) => Date.parse(e.time) > faultAt)).toBe(true);
+  // and so does the Web UI (read after why, so it holds at least as much): every write why showed, by run and event
+  const uiWrites = deploymentWrites(buildTimeline(await uiObjectRuns(temporalUiUrl(readState(TEST_DATA_DIR)!), { kind: 'Deployment', namespace: ns, name })));
+  const inUi = new Set(uiWrites.map(eventKey));
+  expect(whyWrites.map(eventKey).filter((k) => !inUi.has(k))).toEqual([]);
+  expect(uiWrites.some((e) => Date.parse(e.time) < faultAt)).toBe(true);
+  expect(uiWrites.some((e) => Date.parse(e.time) > faultAt)).toBe(true);
 }
+
+/** The deployment controller's writes (its activities) in a timeline. */
+const deploymentWrites = (t: Timeline): TimelineEntry[] => t.entries.filter((e) => e.activity && e.controller === 'deployment');
+const eventKey = (e: TimelineEntry) => `${e.workflowId} ${e.runId} ${e.eventId}`;
 
 beforeAll(async () => {
   if (TEST_TEMPORAL !== 'postgres') throw new Error('these tests run on the postgres topology: npm run test:postgres');
