@@ -46,7 +46,7 @@ async function upstreamPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs
   const ctx: ChaosContext = { rest: stack.rest, ns: await freshNamespace(stack.rest, `chaos-${s.slug}-up`), mode: args.mode, log };
   let kcm: ManagedProcess | undefined;
   try {
-    kcm = await startUpstream(stack, { impl: 'upstream', controllers: s.controllers, setting: SETTINGS.lifted, tag: `chaos-${s.slug}` }, 0);
+    kcm = await startUpstream(stack, { impl: 'upstream', controllers: s.controllers, setting: SETTINGS.lifted, serviceAccountCredentials: true, tag: `chaos-${s.slug}` }, 0);
     await s.prepare(ctx);
     audit.mark();
     const t0 = Date.now();
@@ -64,7 +64,7 @@ async function upstreamPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs
 async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, audit: AuditLog, seed: number): Promise<{ pass: ScenarioRecord['ours']; outcome?: unknown }> {
   const ctx: ChaosContext = { rest: stack.rest, ns: await freshNamespace(stack.rest, `chaos-${s.slug}`), mode: args.mode, log };
   const taskQueue = `chaos-${s.slug}-${Date.now().toString(36)}`;
-  const start = (slot: number) => startOurs(stack, { impl: 'ours', controllers: s.controllers, setting: SETTINGS.lifted, taskQueue, tag: `chaos-${s.slug}` }, slot);
+  const start = (slot: number) => startOurs(stack, { impl: 'ours', controllers: s.controllers, setting: SETTINGS.lifted, serviceAccountCredentials: true, taskQueue, tag: `chaos-${s.slug}` }, slot);
   const slots: ManagedProcess[] = [];
   const stop = new AbortController();
   const kills = planStorm(stormPlan(args), REPLICAS, seededRandom(seed));

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 export interface AuditEvent {
   verb: string;
   user: { username: string };
+  userAgent?: string;
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
 }

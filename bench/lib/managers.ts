@@ -38,6 +38,11 @@ export interface ManagerOptions {
   cpuProfileDir?: string;
   /** ours: more `run` flags (the cache-cap bench's --max-cached-workflows) */
   extraFlags?: string[];
+  /**
+   * both: each controller writes as its own ServiceAccount (`--use-service-account-credentials`),
+   * so the audit log tells the controllers' writes from kwok's and the harness's
+   */
+  serviceAccountCredentials?: boolean;
 }
 
 /** One controller-manager process we started, and only ever signal by its own pid. */
@@ -106,6 +111,7 @@ export async function startUpstream(stack: BenchStack, o: ManagerOptions, index:
     '--bind-address=127.0.0.1', `--secure-port=${port}`,
     `--cert-dir=${path.join(stack.dataDir, 'bench-kcm-certs', String(port))}`,
     `--kube-api-qps=${o.setting.qps}`, `--kube-api-burst=${o.setting.burst}`,
+    ...(o.serviceAccountCredentials ? ['--use-service-account-credentials=true'] : []),
   ], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   const proc = track(child, port, file);
@@ -133,6 +139,7 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
     '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn',
     // the counters are read from /metrics without a token
     ...OPEN_METRICS_ARGS,
+    ...(o.serviceAccountCredentials ? ['--use-service-account-credentials'] : []),
     ...(o.extraFlags ?? []),
   ], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);

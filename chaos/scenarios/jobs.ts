@@ -3,7 +3,12 @@ import { cleanNamespace } from '../../bench/lib/stack';
 import { duplicates, exactly, successfulWrites } from '../checks';
 import type { ChaosContext, ChaosMode, ChaosScenario } from './types';
 
-const plan = (mode: ChaosMode) => (mode === 'full' ? { jobs: 50, completions: 10, parallelism: 5 } : { jobs: 10, completions: 5, parallelism: 3 });
+/**
+ * Pods run `podMs` before they succeed, at most `parallelism` of a Job at a time: the Jobs take
+ * about as long as the storm (five waves of 15 s in full), so kills land while pods are created,
+ * finish and are counted.
+ */
+const plan = (mode: ChaosMode) => (mode === 'full' ? { jobs: 50, completions: 10, parallelism: 2, podMs: 15_000 } : { jobs: 10, completions: 5, parallelism: 2, podMs: 8_000 });
 const TRACKING = 'batch.kubernetes.io/job-tracking';
 const INDEX = 'batch.kubernetes.io/job-completion-index';
 
@@ -26,7 +31,7 @@ const complete = (j: Job) => (j.status?.conditions ?? []).some((c) => c.type ===
 
 /**
  * 50 Jobs of 10 completions (10 of 5 quick), every other one Indexed, whose pods kwok runs to
- * success after 2 s. Exact at the end: each Job Complete with succeeded equal to its completions
+ * success after 15 s (8 s quick). Exact at the end: each Job Complete with succeeded equal to its completions
  * and nothing failed; exactly that many pods created for it, every one released from the tracking
  * finalizer; an Indexed Job's indexes each succeeded by exactly one pod.
  */
@@ -49,7 +54,7 @@ export const jobsScenario: ChaosScenario = {
             completions: p.completions, parallelism: p.parallelism, backoffLimit: 6,
             ...(i % 2 ? { completionMode: 'Indexed' } : {}),
             template: {
-              metadata: { labels: { 'kwok.temporal-kcm.dev/outcome': 'succeed' }, annotations: { 'kwok.temporal-kcm.dev/delay-ms': '2000' } },
+              metadata: { labels: { 'kwok.temporal-kcm.dev/outcome': 'succeed' }, annotations: { 'kwok.temporal-kcm.dev/delay-ms': String(p.podMs) } },
               spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: 'registry.invalid/job:1' }] },
             },
           },

@@ -7,6 +7,12 @@ import type { ChaosContext, ChaosMode, ChaosScenario } from './types';
 
 const NAME = 'storm';
 const size = (mode: ChaosMode) => (mode === 'full' ? 1000 : 100);
+/**
+ * Each wave of the rollout waits this long before its pods count as available, so the rollout
+ * lasts about as long as the storm (a 1000-pod rollout on kwok is otherwise over in seconds, before
+ * the first kill) and the deployment controller's own timers are among what the kills hit.
+ */
+const minReadySeconds = (mode: ChaosMode) => (mode === 'full' ? 20 : 8);
 const image = (n: number) => `registry.invalid/storm:${n}`;
 
 interface Condition { type: string; status: string; reason?: string }
@@ -32,8 +38,8 @@ async function rolledOut(ctx: ChaosContext, n: number): Promise<boolean> {
 }
 
 /**
- * A rollout of a 1000-replica Deployment (100 quick) from image 1 to image 2, the faults hitting
- * it from the template change on. Exact at the end: one ReplicaSet at 1000 and one at 0, 1000
+ * A rollout of a 1000-replica Deployment (100 quick; minReadySeconds 20, quick 8) from image 1 to
+ * image 2, the faults hitting it from the template change on. Exact at the end: one ReplicaSet at 1000 and one at 0, 1000
  * live pods of image 2; one successful pod create and one pod delete per replica in the audit log
  * (a duplicate create would show as a surplus pod created and deleted), and no pod or ReplicaSet
  * without its controller.
@@ -50,6 +56,7 @@ export const rolloutScenario: ChaosScenario = {
         metadata: { name: NAME },
         spec: {
           replicas,
+          minReadySeconds: minReadySeconds(ctx.mode),
           selector: { matchLabels: { app: NAME } },
           strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
           template: { metadata: { labels: { app: NAME } }, spec: { containers: [{ name: 'app', image: image(1) }], terminationGracePeriodSeconds: 0 } },
