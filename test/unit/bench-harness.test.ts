@@ -26,13 +26,17 @@ describe('bench args', () => {
   test('reads the history cut\'s flags', () => {
     expect(parseArgs(['--history-cut', '--quick', '--reps', '2'])).toMatchObject({ mode: 'quick', historyCut: true, reps: 2 });
   });
+  test('profiles the history cut', () => {
+    expect(parseArgs(['--history-cut', '--quick', '--profile', '/tmp/p'])).toMatchObject({ mode: 'quick', historyCut: true, profile: '/tmp/p' });
+    expect(parseArgs(['--profile=/tmp/p', '--history-cut'])).toMatchObject({ mode: 'full', historyCut: true, profile: '/tmp/p' });
+  });
   test.each([
     [['--profile']], [['--fast']], [['--scenarios', '9']], [['--scenarios', '0']], [['--scenarios']], [['--reps', '0']], [['--quick', '--smoke']], [['--smoke=1']],
     [['--sizes', '100']], [['--curve', '--sizes', '0']], [['--curve', '--replicas', '1']], [['--curve=1']], [['--curve', '--profile', '/tmp/p']],
     [['--caps', '100']], [['--cache-cap', '--caps', '1']], [['--cache-cap', '--sizes', '100,300']], [['--cache-cap', '--curve']],
     [['--cache-cap', '--replicas', '2']], [['--cache-cap', '--profile', '/tmp/p']],
     [['--history-cut', '--curve']], [['--history-cut', '--cache-cap']], [['--history-cut=1']], [['--history-cut', '--sizes', '10']],
-    [['--history-cut', '--caps', '10']], [['--history-cut', '--profile', '/tmp/p']],
+    [['--history-cut', '--caps', '10']], [['--history-cut', '--profile']], [['--history-cut', '--profile', '--quick']],
   ])('refuses %j', (argv) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
   });
