@@ -57,6 +57,7 @@ export function renderHistoryCut(r: CutResults, plan: CutPlan, defaultThreshold:
     ['churn: manager peak RSS, MiB', (t) => vs(t, 'churn.peakRssMiB', 0)],
     ['churn: workflow tasks, all runs', (t) => vs(t, 'churn.workflowTasks', 0)],
     ['churn: of them on the shared (not sticky) queue', (t) => vs(t, 'churn.nonStickyTasks', 0)],
+    ['churn: workflow tasks failed (a refused completion among them)', (t) => vs(t, 'churn.failedTasks', 0)],
     ['churn: manager CPU per workflow task, ms', (t) => perTask(t)],
     ['restart: every deleted pod replaced, s', (t) => vs(t, 'restart.replacedMs', 2, 1000)],
     ['restart: every ReplicaSet settled, s', (t) => vs(t, 'restart.settledMs', 2, 1000)],

@@ -231,6 +231,12 @@ export interface WorkflowWork {
   nonStickyTasks: number;
   /** workflow tasks that timed out (a sticky queue whose worker did not take them, or a task past its timeout) */
   timedOutTasks: number;
+  /**
+   * workflow tasks that failed: among them completions the server refused because a signal came in
+   * while the task ran (cause UNHANDLED_COMMAND), which a closing command such as continue-as-new
+   * meets; the worker then drops the run from its cache and replays it from the first event
+   */
+  failedTasks: number;
   signals: number;
   /** local activities (markers) and regular activities */
   markers: number;
@@ -247,7 +253,7 @@ export interface WorkflowWork {
  */
 export async function workflowWork(client: Client, workflowId: string): Promise<WorkflowWork> {
   const { TaskQueueKind, EventType: T } = temporal.api.enums.v1;
-  const w: WorkflowWork = { runs: 0, events: 0, workflowTasks: 0, nonStickyTasks: 0, timedOutTasks: 0, signals: 0, markers: 0, activities: 0, timers: 0, taskMs: 0, firstTaskMs: 0 };
+  const w: WorkflowWork = { runs: 0, events: 0, workflowTasks: 0, nonStickyTasks: 0, timedOutTasks: 0, failedTasks: 0, signals: 0, markers: 0, activities: 0, timers: 0, taskMs: 0, firstTaskMs: 0 };
   const runs = new Set<string>();
   const started = new Map<string, number>();
   const firstDone = new Set<string>();
@@ -266,6 +272,7 @@ export async function workflowWork(client: Client, workflowId: string): Promise<
         w.firstTaskMs += ms;
       }
     } else if (type === T.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT) w.timedOutTasks++;
+    else if (type === T.EVENT_TYPE_WORKFLOW_TASK_FAILED) w.failedTasks++;
     else if (type === T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) w.signals++;
     else if (type === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) w.activities++;
     else if (type === T.EVENT_TYPE_MARKER_RECORDED) w.markers++;
