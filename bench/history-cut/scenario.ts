@@ -91,7 +91,7 @@ export const historyCut: Scenario = {
     const total = (k: keyof WorkflowWork) => work.reduce((sum, w) => sum + w[k], 0);
     Object.assign(out, {
       'churn.runs': total('runs'), 'churn.workflowTasks': total('workflowTasks'), 'churn.nonStickyTasks': total('nonStickyTasks'),
-      'churn.timedOutTasks': total('timedOutTasks'), 'churn.failedTasks': total('failedTasks'), 'churn.signals': total('signals'), 'churn.markers': total('markers'),
+      'churn.timedOutTasks': total('timedOutTasks'), 'churn.failedTasks': total('failedTasks'), 'churn.refusedTasks': total('refusedTasks'), 'churn.signals': total('signals'), 'churn.markers': total('markers'),
       'churn.activities': total('activities'), 'churn.timers': total('timers'), 'churn.taskMs': total('taskMs'), 'churn.firstTaskMs': total('firstTaskMs'),
     });
     await first.kill('SIGTERM');

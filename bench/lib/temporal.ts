@@ -237,6 +237,8 @@ export interface WorkflowWork {
    * meets; the worker then drops the run from its cache and replays it from the first event
    */
   failedTasks: number;
+  /** of them, completions refused for a signal that came in meanwhile */
+  refusedTasks: number;
   signals: number;
   /** local activities (markers) and regular activities */
   markers: number;
@@ -252,8 +254,8 @@ export interface WorkflowWork {
  * can be put per run or per workflow task. Reads every history: for after a measured window.
  */
 export async function workflowWork(client: Client, workflowId: string): Promise<WorkflowWork> {
-  const { TaskQueueKind, EventType: T } = temporal.api.enums.v1;
-  const w: WorkflowWork = { runs: 0, events: 0, workflowTasks: 0, nonStickyTasks: 0, timedOutTasks: 0, failedTasks: 0, signals: 0, markers: 0, activities: 0, timers: 0, taskMs: 0, firstTaskMs: 0 };
+  const { TaskQueueKind, EventType: T, WorkflowTaskFailedCause } = temporal.api.enums.v1;
+  const w: WorkflowWork = { runs: 0, events: 0, workflowTasks: 0, nonStickyTasks: 0, timedOutTasks: 0, failedTasks: 0, refusedTasks: 0, signals: 0, markers: 0, activities: 0, timers: 0, taskMs: 0, firstTaskMs: 0 };
   const runs = new Set<string>();
   const started = new Map<string, number>();
   const firstDone = new Set<string>();
@@ -272,7 +274,10 @@ export async function workflowWork(client: Client, workflowId: string): Promise<
         w.firstTaskMs += ms;
       }
     } else if (type === T.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT) w.timedOutTasks++;
-    else if (type === T.EVENT_TYPE_WORKFLOW_TASK_FAILED) w.failedTasks++;
+    else if (type === T.EVENT_TYPE_WORKFLOW_TASK_FAILED) {
+      w.failedTasks++;
+      if (e.workflowTaskFailedEventAttributes?.cause === WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND) w.refusedTasks++;
+    }
     else if (type === T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) w.signals++;
     else if (type === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) w.activities++;
     else if (type === T.EVENT_TYPE_MARKER_RECORDED) w.markers++;
