@@ -10,7 +10,6 @@ import {
   proxySinks,
   setCurrentDetails,
   setHandler,
-  sleep,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -259,18 +258,6 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
 
     const info = workflowInfo();
     if (pending.length === 0 && !pauseChanged && (info.continueAsNewSuggested || info.historyLength >= loop.tuning.maxHistoryEvents)) {
-      // The server refuses a task that closes the run (continue-as-new) if a signal reached it while
-      // the task ran, and the worker then drops the run and replays its whole history (about 0.6 ms
-      // of CPU an event) before it can try again. Decided here, the command shared its task with the
-      // reconcile's writes, which under churn outlasted the gap between signals: the history-cut
-      // bench saw 27 of 30 continue-as-new refused (docs/BENCHMARKS.md, "Why more runs cost CPU
-      // under churn"). A 1 ms timer ends this task instead, and the run continues in the timer's
-      // own task, which does nothing else, unless a signal came meanwhile: then it is reconciled
-      // first. Histories from before this patch continued here at once.
-      if (patched('continue-as-new-in-own-task')) {
-        await sleep(1);
-        if (pending.length > 0 || pauseChanged) continue;
-      }
       await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
     }
     // A run a build before per-controller task queues started on the base queue moves to its
