@@ -30,6 +30,12 @@ export function renderHistoryCut(r: CutResults, plan: CutPlan, defaultThreshold:
     const base = figure(r, undefined, key) / scale;
     return t === undefined || !Number.isFinite(base) || base <= 0 ? num(v, digits) : `${num(v, digits)} (${(v / base).toFixed(2)}x)`;
   };
+  // samples from before the task counts have none: the row shows '-'
+  const perTask = (t: number | undefined) => {
+    const v = (1000 * figure(r, t, 'churn.cpuSeconds')) / figure(r, t, 'churn.workflowTasks');
+    const base = (1000 * figure(r, undefined, 'churn.cpuSeconds')) / figure(r, undefined, 'churn.workflowTasks');
+    return t === undefined || !Number.isFinite(base) || base <= 0 ? num(v, 1) : `${num(v, 1)} (${(v / base).toFixed(2)}x)`;
+  };
   const reps = Math.max(1, r.records.filter((x) => x.maxHistoryEvents === undefined && x.sample).length);
   const cmd = r.mode === 'full' ? '`npm run bench -- --history-cut`' : `\`npm run bench -- --history-cut --${r.mode}\``;
   const out: string[] = [];
@@ -49,6 +55,11 @@ export function renderHistoryCut(r: CutResults, plan: CutPlan, defaultThreshold:
     ['churn: Temporal server CPU, s', (t) => vs(t, 'churn.temporalCpuSeconds', 1)],
     ['churn: history events, all runs', (t) => vs(t, 'churn.historyEvents', 0)],
     ['churn: manager peak RSS, MiB', (t) => vs(t, 'churn.peakRssMiB', 0)],
+    ['churn: workflow tasks, all runs', (t) => vs(t, 'churn.workflowTasks', 0)],
+    ['churn: of them on the shared (not sticky) queue', (t) => vs(t, 'churn.nonStickyTasks', 0)],
+    ['churn: workflow tasks failed', (t) => vs(t, 'churn.failedTasks', 0)],
+    ['churn: of them refused (a signal came in while the task closed the run)', (t) => vs(t, 'churn.refusedTasks', 0)],
+    ['churn: manager CPU per workflow task, ms', (t) => perTask(t)],
     ['restart: every deleted pod replaced, s', (t) => vs(t, 'restart.replacedMs', 2, 1000)],
     ['restart: every ReplicaSet settled, s', (t) => vs(t, 'restart.settledMs', 2, 1000)],
     ['restart: manager CPU, s', (t) => vs(t, 'restart.cpuSeconds', 1)],

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { inParallel } from '../scenarios/fleet';
 import type { Sample, Scenario } from '../scenarios/types';
 import { median } from '../lib/stats';
+import { WorkflowWork, workflowWork } from '../lib/temporal';
 import { sleep, waitFor } from '../lib/util';
 import { createReplicaSet, listReplicaSets, mergePatch, replicaSetSettled, warmUp } from '../lib/workloads';
 import { cutPlan } from './plan';
@@ -49,7 +50,8 @@ export const historyCut: Scenario = {
     const rsPath = (name: string) => `/apis/apps/v1/namespaces/${ctx.ns}/replicasets/${name}`;
     const names = Array.from({ length: plan.replicaSets }, (_, i) => `churn${i}`);
     const out: Sample = {};
-    const first = await ctx.startManager({ controllers: ['replicaset'] });
+    // under --profile the churn's manager and the restart's write profiles apart, per repetition
+    const first = await ctx.startManager({ controllers: ['replicaset'], cpuProfileName: `churn-${ctx.rep}` });
     await warmUp(rest, ctx.ns);
     for (const name of names) await createReplicaSet(rest, ctx.ns, name, 1);
 
@@ -76,11 +78,21 @@ export const historyCut: Scenario = {
     Object.assign(out, { 'churn.ms': Date.now() - t0, 'churn.cpuSeconds': use.cpuSeconds, 'churn.peakRssMiB': use.peakRssMiB, 'churn.eventsPerReplicaSet': median(reached) });
     if (use.temporalCpuSeconds !== undefined) out['churn.temporalCpuSeconds'] = use.temporalCpuSeconds;
     if (use.historyEvents !== undefined) out['churn.historyEvents'] = use.historyEvents;
+    if (use.counters) Object.assign(out, { 'churn.reconciles': use.counters.reconciles, 'churn.signalsSent': use.counters.signalsSent, 'churn.apiCalls': use.counters.ourApiCalls });
     const runs = await Promise.all(names.map((n) => runsOf(ctx.temporal, `replicaset/${ctx.ns}/${n}`)));
     Object.assign(out, {
       'runs.perReplicaSet': median(runs.map((r) => r.runs)),
       'history.p50': median(runs.map((r) => r.open)),
       'history.max': Math.max(...runs.map((r) => r.open)),
+    });
+    // the churned workflows' tasks, signals and writes, all runs together (creation's first tasks
+    // included): whether a threshold's extra CPU comes per run or per workflow task
+    const work = await Promise.all(names.map((n) => workflowWork(ctx.temporal, `replicaset/${ctx.ns}/${n}`)));
+    const total = (k: keyof WorkflowWork) => work.reduce((sum, w) => sum + w[k], 0);
+    Object.assign(out, {
+      'churn.runs': total('runs'), 'churn.workflowTasks': total('workflowTasks'), 'churn.nonStickyTasks': total('nonStickyTasks'),
+      'churn.timedOutTasks': total('timedOutTasks'), 'churn.failedTasks': total('failedTasks'), 'churn.refusedTasks': total('refusedTasks'), 'churn.signals': total('signals'), 'churn.markers': total('markers'),
+      'churn.activities': total('activities'), 'churn.timers': total('timers'), 'churn.taskMs': total('taskMs'), 'churn.firstTaskMs': total('firstTaskMs'),
     });
     await first.kill('SIGTERM');
 
@@ -95,7 +107,7 @@ export const historyCut: Scenario = {
     const running: Array<Awaited<ReturnType<typeof ctx.startManager>>> = [];
     const window = await ctx.openWindow(() => running);
     const t1 = Date.now();
-    running.push(await ctx.startManager({ controllers: ['replicaset'] }, 1));
+    running.push(await ctx.startManager({ controllers: ['replicaset'], cpuProfileName: `restart-${ctx.rep}` }, 1));
     let replacedMs: number | undefined;
     await waitFor('every pod replaced and every ReplicaSet settled', async () => {
       if (replacedMs === undefined) {

@@ -24,7 +24,7 @@ export interface BenchArgs {
 export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scenarios 1,2,...] [--reps N] [--out docs/BENCHMARKS.md]
        node dist/bench/run.js --curve [--quick | --smoke] [--sizes 100,300,1000] [--replicas 2,3] [--reps N]
        node dist/bench/run.js --cache-cap [--quick | --smoke] [--sizes 1000] [--caps 500,100] [--reps N]
-       node dist/bench/run.js --history-cut [--quick | --smoke] [--reps N]
+       node dist/bench/run.js --history-cut [--quick | --smoke] [--reps N] [--profile DIR]
 
   --quick          smaller sizes and fewer repetitions (under 10 minutes)
   --smoke          the smallest sizes, one repetition, default setting; writes no docs
@@ -52,7 +52,9 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
                    (10, quick 4, smoke 2) churned to the same number of history events, then a restart
                    that replays every open run; writes its section of the docs file
   --profile DIR    run our managers under node --cpu-prof, write the profiles and a summary of where
-                   their CPU went into DIR; the docs file is not written (profiling slows the run)
+                   their CPU went into DIR; the docs file is not written (profiling slows the run).
+                   With --history-cut: a subdirectory per threshold, the churn's manager and the
+                   restart's apart
 `;
 
 export class UsageError extends Error {}
@@ -133,7 +135,8 @@ export function parseArgs(argv: string[]): BenchArgs {
   if (a.sizes && !a.curve && !a.cacheCap) throw new UsageError('--sizes goes with --curve or --cache-cap');
   if (a.caps && !a.cacheCap) throw new UsageError('--caps goes with --cache-cap');
   if (a.cacheCap && a.sizes && a.sizes.length !== 1) throw new UsageError('--cache-cap runs at one size: give --sizes one value');
-  const study = a.curve ? '--curve' : a.cacheCap ? '--cache-cap' : a.historyCut ? '--history-cut' : undefined;
+  // the history cut starts a manager per phase, so a profile per threshold and phase says where its CPU went
+  const study = a.curve ? '--curve' : a.cacheCap ? '--cache-cap' : undefined;
   if (study && a.profile) throw new UsageError(`--profile does not go with ${study}`);
   return a;
 }

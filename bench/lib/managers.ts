@@ -36,6 +36,8 @@ export interface ManagerOptions {
   tag: string;
   /** ours: run under node --cpu-prof, writing into a directory of this one named after the process */
   cpuProfileDir?: string;
+  /** that directory's name (default `${tag}-${index}`): a scenario whose managers do different work names them by it */
+  cpuProfileName?: string;
   /** ours: more `run` flags (the cache-cap bench's --max-cached-workflows) */
   extraFlags?: string[];
   /**
@@ -124,7 +126,7 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
   const port = await ports.take('bench temporal-kcm');
   const { fd, file } = openLog(stack, `ours-${o.tag}-${index}`);
   // worker threads (the workflow sandbox) get their own profile files next to the main thread's
-  const profiling = o.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(o.cpuProfileDir, `${o.tag}-${index}`)] : [];
+  const profiling = o.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(o.cpuProfileDir, o.cpuProfileName ?? `${o.tag}-${index}`)] : [];
   const child = spawn(process.execPath, [
     ...profiling,
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',

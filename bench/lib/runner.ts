@@ -52,6 +52,7 @@ export async function runOnce(
       const p = await startManager(stack, {
         impl: subject, controllers: o.controllers, setting, leaderElect: o.leaderElect, taskQueue: o.taskQueue ?? taskQueue, tag: `${scenario.slug}-${rep}`,
         cpuProfileDir: cpuProfileDir && path.join(cpuProfileDir, `${scenario.slug}-${setting.name}`),
+        ...(o.cpuProfileName ? { cpuProfileName: o.cpuProfileName } : {}),
         ...(subject === 'ours' && oursFlags ? { extraFlags: oursFlags } : {}),
       }, index);
       started.push(p);

@@ -221,3 +221,68 @@ export function reactionStages(events: TimedEvent[], t0: number, seenAt: number,
     activityToSeen: seenAt - started.at,
   };
 }
+
+/** What one workflow ID's runs asked of the workers, counted from their histories. */
+export interface WorkflowWork {
+  runs: number;
+  events: number;
+  /** workflow tasks completed, and those scheduled on the shared (not the sticky) queue */
+  workflowTasks: number;
+  nonStickyTasks: number;
+  /** workflow tasks that timed out (a sticky queue whose worker did not take them, or a task past its timeout) */
+  timedOutTasks: number;
+  /**
+   * workflow tasks that failed: among them completions the server refused because a signal came in
+   * while the task ran (cause UNHANDLED_COMMAND), which a closing command such as continue-as-new
+   * meets; the worker then drops the run from its cache and replays it from the first event
+   */
+  failedTasks: number;
+  /** of them, completions refused for a signal that came in meanwhile */
+  refusedTasks: number;
+  signals: number;
+  /** local activities (markers) and regular activities */
+  markers: number;
+  activities: number;
+  timers: number;
+  /** started to completed, summed over every task, and over each run's first task alone (ms) */
+  taskMs: number;
+  firstTaskMs: number;
+}
+
+/**
+ * Counts of one workflow ID's work over all its runs (continue-as-new included), so that a cost
+ * can be put per run or per workflow task. Reads every history: for after a measured window.
+ */
+export async function workflowWork(client: Client, workflowId: string): Promise<WorkflowWork> {
+  const { TaskQueueKind, EventType: T, WorkflowTaskFailedCause } = temporal.api.enums.v1;
+  const w: WorkflowWork = { runs: 0, events: 0, workflowTasks: 0, nonStickyTasks: 0, timedOutTasks: 0, failedTasks: 0, refusedTasks: 0, signals: 0, markers: 0, activities: 0, timers: 0, taskMs: 0, firstTaskMs: 0 };
+  const runs = new Set<string>();
+  const started = new Map<string, number>();
+  const firstDone = new Set<string>();
+  for await (const { e, at, runId } of eachHistoryEvent(client, `WorkflowId = "${workflowId}"`)) {
+    runs.add(runId);
+    w.events++;
+    const type = e.eventType ?? T.EVENT_TYPE_UNSPECIFIED;
+    if (type === T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED && e.workflowTaskScheduledEventAttributes?.taskQueue?.kind !== TaskQueueKind.TASK_QUEUE_KIND_STICKY) w.nonStickyTasks++;
+    else if (type === T.EVENT_TYPE_WORKFLOW_TASK_STARTED) started.set(runId, at);
+    else if (type === T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) {
+      w.workflowTasks++;
+      const ms = at - (started.get(runId) ?? at);
+      w.taskMs += ms;
+      if (!firstDone.has(runId)) {
+        firstDone.add(runId);
+        w.firstTaskMs += ms;
+      }
+    } else if (type === T.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT) w.timedOutTasks++;
+    else if (type === T.EVENT_TYPE_WORKFLOW_TASK_FAILED) {
+      w.failedTasks++;
+      if (e.workflowTaskFailedEventAttributes?.cause === WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND) w.refusedTasks++;
+    }
+    else if (type === T.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) w.signals++;
+    else if (type === T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) w.activities++;
+    else if (type === T.EVENT_TYPE_MARKER_RECORDED) w.markers++;
+    else if (type === T.EVENT_TYPE_TIMER_STARTED) w.timers++;
+  }
+  w.runs = runs.size;
+  return w;
+}

@@ -20,7 +20,7 @@ export interface ScenarioContext {
   temporal: Client;
   log: Log;
   /** starts a manager of this context's subject and setting; the runner stops whatever is left running */
-  startManager(o: Pick<ManagerOptions, 'controllers'> & Partial<Pick<ManagerOptions, 'taskQueue' | 'leaderElect'>>, index?: number): Promise<ManagedProcess>;
+  startManager(o: Pick<ManagerOptions, 'controllers'> & Partial<Pick<ManagerOptions, 'taskQueue' | 'leaderElect' | 'cpuProfileName'>>, index?: number): Promise<ManagedProcess>;
   /** the task queue ours uses in this run (fresh per scenario run) */
   taskQueue: string;
   /** the scale curve's size for this run (its unit is the scenario's own); absent: the mode's size */

@@ -4,6 +4,7 @@ import { parseRequestCounts } from '../../bench/lib/apiserver';
 import { UsageError, parseArgs } from '../../bench/lib/args';
 import { disagreements, readinessInEndpoints, readinessInSlices } from '../../bench/lib/endpoints';
 import { CpuProfile, bucketOf, summarizeProfile } from '../../bench/lib/profile';
+import { ProcessTimes, addProfile, renderComparison } from '../../bench/lib/profile-compare';
 import { sumMetric } from '../../bench/lib/prom';
 import { mergeIntoDoc, placeSection } from '../../bench/lib/report';
 import { median, percentile, spread } from '../../bench/lib/stats';
@@ -26,13 +27,17 @@ describe('bench args', () => {
   test('reads the history cut\'s flags', () => {
     expect(parseArgs(['--history-cut', '--quick', '--reps', '2'])).toMatchObject({ mode: 'quick', historyCut: true, reps: 2 });
   });
+  test('profiles the history cut', () => {
+    expect(parseArgs(['--history-cut', '--quick', '--profile', '/tmp/p'])).toMatchObject({ mode: 'quick', historyCut: true, profile: '/tmp/p' });
+    expect(parseArgs(['--profile=/tmp/p', '--history-cut'])).toMatchObject({ mode: 'full', historyCut: true, profile: '/tmp/p' });
+  });
   test.each([
     [['--profile']], [['--fast']], [['--scenarios', '9']], [['--scenarios', '0']], [['--scenarios']], [['--reps', '0']], [['--quick', '--smoke']], [['--smoke=1']],
     [['--sizes', '100']], [['--curve', '--sizes', '0']], [['--curve', '--replicas', '1']], [['--curve=1']], [['--curve', '--profile', '/tmp/p']],
     [['--caps', '100']], [['--cache-cap', '--caps', '1']], [['--cache-cap', '--sizes', '100,300']], [['--cache-cap', '--curve']],
     [['--cache-cap', '--replicas', '2']], [['--cache-cap', '--profile', '/tmp/p']],
     [['--history-cut', '--curve']], [['--history-cut', '--cache-cap']], [['--history-cut=1']], [['--history-cut', '--sizes', '10']],
-    [['--history-cut', '--caps', '10']], [['--history-cut', '--profile', '/tmp/p']],
+    [['--history-cut', '--caps', '10']], [['--history-cut', '--profile']], [['--history-cut', '--profile', '--quick']],
   ])('refuses %j', (argv) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
   });
@@ -147,6 +152,38 @@ describe('cpu profile summary', () => {
     expect(s.byBucket).toEqual({ 'our code': 1, 'Temporal SDK': 9 });
     expect(s.topSelf[0]).toMatchObject({ fn: 'parse', bucket: 'Temporal SDK', ms: 7 });
     expect(s.topOwnInclusive).toEqual([{ fn: 'reconcile', where: 'dist/workflows/x.js:10', ms: 10 }]);
+  });
+
+  test('comparison: self and total time per function over threads, recursion counted once, and the difference', () => {
+    // root -> activate(2) -> activate(3) -> decode(4); root -> idle(5)
+    const thread = (decodeUs: number): CpuProfile => ({
+      nodes: [
+        frame(1, '(root)', '', [2, 5]),
+        frame(2, 'activate', 'file:///repo/node_modules/@temporalio/worker/lib/vm.js', [3]),
+        frame(3, 'activate', 'file:///repo/node_modules/@temporalio/worker/lib/vm.js', [4]),
+        frame(4, 'decode', 'file:///repo/node_modules/protobufjs/src/reader.js'),
+        frame(5, '(idle)', ''),
+      ],
+      samples: [2, 4, 5, 2],
+      timeDeltas: [0, 1000, decodeUs, 7000],
+      startTime: 0,
+      endTime: 20000,
+    });
+    const times = (...threads: CpuProfile[]) => {
+      const t: ProcessTimes = { busyMs: 0, byBucket: new Map(), functions: new Map() };
+      for (const p of threads) addProfile(t, p, root);
+      return t;
+    };
+    const a = times(thread(2000));
+    const b = times(thread(2000), thread(5000));
+    expect(a.busyMs).toBe(3);
+    expect(b.busyMs).toBe(9);
+    const activate = b.functions.get('activate@@temporalio/worker/lib/vm.js:10');
+    expect(activate).toMatchObject({ bucket: 'Temporal SDK', selfMs: 2, totalMs: 9 });
+    expect(b.byBucket.get('protobuf/gRPC')).toBe(7);
+    const text = renderComparison(a, b, ['A', 'B'], 5);
+    expect(text).toContain('A 0.00 s, B 0.01 s (3.00x)');
+    expect(text).toContain('| decode | protobufjs/src/reader.js:10 | protobuf/gRPC | 2 | 7 | 5 |');
   });
 });
 

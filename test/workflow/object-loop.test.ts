@@ -212,6 +212,33 @@ describe('runObjectLoop on the Temporal dev server', () => {
     await finish(h, name);
   });
 
+  test('a loop whose next run re-reads continues as new in a timer\'s own task, with what it applied', async () => {
+    const name = 'long-rereads';
+    world.set(name, { uid: 'u-rereads' });
+    const h = await start(name, { uid: 'u-rereads', rereads: true, tuning: { resyncMs: 100, maxHistoryEvents: 40 } });
+    await eventually('the first reconcile', () => callsOf(name).length >= 1);
+    await signalEvent(h, 'a');
+    await signalEvent(h, 'b');
+    const next = await eventually('a continued run', async () => {
+      const s = await state(h);
+      return typeof s.view?.generation === 'number' && s.view.generation >= 1 ? s : undefined;
+    });
+    expect(next.view?.applied).toEqual(['a', 'b']);
+
+    // the closing task is the 1 ms timer's, after the reconcile's task: it runs no activity, so a
+    // signal arriving while it runs (which makes the server refuse it) is far less likely
+    const types = (await historyOf(h.workflowId, h.firstExecutionRunId)).map((e) => e.eventType);
+    expect(types[types.length - 1]).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+    const lastTask = types.lastIndexOf(EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
+    expect(types.slice(lastTask)).toEqual([
+      EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+    ]);
+    const before = types.slice(0, lastTask).filter((t) => t !== EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+    expect(before[before.length - 1]).toBe(EventType.EVENT_TYPE_TIMER_FIRED);
+    await finish(h, name);
+  });
+
   test('a new UID under the same name continues as new for it, with none of the old state', async () => {
     const name = 'reborn';
     world.set(name, { uid: 'u-old' });

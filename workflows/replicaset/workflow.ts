@@ -250,6 +250,8 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
     },
     reconcile,
     continueAsNewArgs: () => [{ ...input, uid: id.uid, nextSeq } satisfies ReplicaOwnerWorkflowInput],
+    // a new run starts with needObserve: its first reconcile reads the owner and its pods from the API
+    rereadsOnNewRun: true,
     describe: () => {
       const active = owner ? classifyPods(owner, [...pods.values()]).activeOwned : [];
       return {

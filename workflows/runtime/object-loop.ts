@@ -10,6 +10,7 @@ import {
   proxySinks,
   setCurrentDetails,
   setHandler,
+  sleep,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -117,6 +118,14 @@ export interface ObjectLoop<Signal> {
    * late). Workflows that time deadlines take this as a floor for their clock.
    */
   onWake?(dueAt: number): void;
+  /**
+   * A new run's first reconcile reads its object and everything it decides on from the API again,
+   * and carries only what continueAsNewArgs returns. Such a loop continues as new in a task of its
+   * own (see runObjectLoop), with signals that came meanwhile folded in first rather than waited
+   * out: the next run's read supersedes them. A loop that learns anything only from signals must
+   * not set this.
+   */
+  rereadsOnNewRun?: boolean;
 }
 
 export function backoffMs(tuning: LoopTuning, consecutiveFailures: number): number {
@@ -257,7 +266,23 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     }
 
     const info = workflowInfo();
-    if (pending.length === 0 && !pauseChanged && (info.continueAsNewSuggested || info.historyLength >= loop.tuning.maxHistoryEvents)) {
+    const longHistory = info.continueAsNewSuggested || info.historyLength >= loop.tuning.maxHistoryEvents;
+    // The server refuses a task that closes the run if a signal reached it while the task ran, and
+    // the worker then drops the run and replays its whole history (about 0.6 ms of CPU an event)
+    // before trying again. Decided below, continue-as-new shares its task with the reconcile's
+    // writes, which under churn outlast the gap between two signals: the history-cut bench saw 27
+    // of 30 refused (docs/BENCHMARKS.md, "Why more runs cost CPU under churn"). A 1 ms timer ends
+    // this task instead and the run continues in the timer's task, which does nothing else. Only
+    // for loops whose next run re-reads the world: the signals that come meanwhile are folded in
+    // but not reconciled, and under steady churn some always come. Older histories have no timer.
+    if (longHistory && loop.rereadsOnNewRun && !pauseChanged && patched('continue-as-new-in-timer-task')) {
+      await sleep(1);
+      if (!pauseChanged) {
+        for (const s of pending.splice(0, pending.length)) loop.apply(s);
+        await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
+      }
+    }
+    if (pending.length === 0 && !pauseChanged && longHistory) {
       await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
     }
     // A run a build before per-controller task queues started on the base queue moves to its

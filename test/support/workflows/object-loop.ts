@@ -44,6 +44,8 @@ export interface ProbeInput {
   generation?: number;
   /** an episode workflow: ends once the object is done, after the signals that came meanwhile */
   episode?: boolean;
+  /** the loop's rereadsOnNewRun (the probe observes at every reconcile, and carries what it applied) */
+  rereads?: boolean;
 }
 
 export const PROBE_CONTROLLER = 'probe';
@@ -67,6 +69,7 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
     controller: PROBE_CONTROLLER,
     tuning,
     drainBeforeFinish: input.episode,
+    rereadsOnNewRun: input.rereads,
     apply(e) {
       applied.push(e.note);
     },
