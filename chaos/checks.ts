@@ -45,3 +45,37 @@ export function duplicates(names: string[]): Array<[string, number]> {
   for (const n of names) seen.set(n, (seen.get(n) ?? 0) + 1);
   return [...seen].filter(([, c]) => c > 1);
 }
+
+/**
+ * The pods the audit log shows were made in a namespace, by name: every successful create, and
+ * every pod the scheduler bound. A create can take effect although its caller never heard so (a
+ * 504 when the API server's request deadline passed after the store took the pod), and its pod
+ * is made all the same; every pod on this stack's kwok nodes gets bound, so it shows up there.
+ */
+export function podsMade(events: AuditEvent[], ns: string): Set<string> {
+  const made = new Set<string>();
+  for (const e of events) {
+    const o = e.objectRef;
+    if (o?.resource !== 'pods' || o.namespace !== ns || !o.name || e.verb !== 'create') continue;
+    const ok = o.subresource === 'binding' ? e.responseStatus?.code === 201 : !o.subresource && e.responseStatus?.code === 201;
+    if (ok) made.add(o.name);
+  }
+  return made;
+}
+
+/**
+ * The pods controllers asked to delete in a namespace, by name: every DELETE that took effect or
+ * may have (a 5xx), whoever's identity is a controller's. A name counts once, however often it was
+ * asked for (upstream's collector asks again for a pod its graph still shows alive).
+ */
+export function podsDeleted(events: AuditEvent[], ns: string): Set<string> {
+  const out = new Set<string>();
+  for (const e of events) {
+    const o = e.objectRef;
+    if (e.verb !== 'delete' || o?.resource !== 'pods' || o.subresource || o.namespace !== ns || !o.name) continue;
+    if (!e.user.username.startsWith(CONTROLLER_USER_PREFIX)) continue;
+    const code = e.responseStatus?.code ?? 0;
+    if (code === 200 || code === 202 || code >= 500) out.add(o.name);
+  }
+  return out;
+}

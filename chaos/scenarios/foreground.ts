@@ -1,7 +1,7 @@
 import type { KubeObject } from '../../activities/kube/projections';
 import { cleanNamespace } from '../../bench/lib/stack';
 import { waitFor } from '../../bench/lib/util';
-import { exactly, successfulWrites } from '../checks';
+import { exactly, podsDeleted } from '../checks';
 import type { ChaosContext, ChaosMode, ChaosScenario } from './types';
 
 const NAME = 'owner';
@@ -57,9 +57,8 @@ export const foregroundScenario: ChaosScenario = {
   },
 
   async violations(ctx, audit) {
-    const deletes = successfulWrites(audit, { ns: ctx.ns, resource: 'pods', verb: 'delete' });
     return [
-      ...exactly('pods deleted by the controllers', size(ctx.mode), new Set(deletes.map((e) => e.objectRef?.name)).size),
+      ...exactly('pods deleted by the controllers', size(ctx.mode), podsDeleted(audit, ctx.ns).size),
       ...exactly('pods left', 0, (await pods(ctx)).length),
       ...(await ownerExists(ctx) ? ['the owner is still there'] : []),
     ];

@@ -1,6 +1,6 @@
 import type { KubeObject } from '../../activities/kube/projections';
 import { cleanNamespace } from '../../bench/lib/stack';
-import { duplicates, exactly, successfulWrites } from '../checks';
+import { duplicates, exactly, podsMade } from '../checks';
 import type { ChaosContext, ChaosMode, ChaosScenario } from './types';
 
 /**
@@ -89,7 +89,7 @@ export const jobsScenario: ChaosScenario = {
     const pods = await listPods(ctx);
     const out = [
       ...exactly('Jobs', p.jobs, jobs.length),
-      ...exactly('successful pod creates', p.jobs * p.completions, successfulWrites(audit, { ns: ctx.ns, resource: 'pods', verb: 'create' }).length),
+      ...exactly('pods made', p.jobs * p.completions, podsMade(audit, ctx.ns).size),
       ...exactly('pods still holding the tracking finalizer', 0, pods.filter((x) => (x.metadata?.finalizers ?? []).includes(TRACKING)).length),
       ...exactly('pods without a controller (orphans)', 0, pods.filter((x) => !(x.metadata?.ownerReferences ?? []).some((r) => r.controller)).length),
     ];

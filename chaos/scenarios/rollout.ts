@@ -2,7 +2,7 @@ import type { KubeObject } from '../../activities/kube/projections';
 import { cleanNamespace } from '../../bench/lib/stack';
 import { waitFor } from '../../bench/lib/util';
 import { deploymentComplete, mergePatch, type WorkloadStatus } from '../../bench/lib/workloads';
-import { exactly, successfulWrites } from '../checks';
+import { exactly, podsDeleted, podsMade, successfulWrites } from '../checks';
 import type { ChaosContext, ChaosMode, ChaosScenario } from './types';
 
 const NAME = 'storm';
@@ -40,9 +40,9 @@ async function rolledOut(ctx: ChaosContext, n: number): Promise<boolean> {
 /**
  * A rollout of a 1000-replica Deployment (100 quick; minReadySeconds 20, quick 8) from image 1 to
  * image 2, the faults hitting it from the template change on. Exact at the end: one ReplicaSet at 1000 and one at 0, 1000
- * live pods of image 2; one successful pod create and one pod delete per replica in the audit log
- * (a duplicate create would show as a surplus pod created and deleted), and no pod or ReplicaSet
- * without its controller.
+ * live pods of image 2; one pod made and one pod deleted per replica in the audit log (a duplicate
+ * create would show as a surplus pod made and deleted), and no pod or ReplicaSet without its
+ * controller.
  */
 export const rolloutScenario: ChaosScenario = {
   slug: 'rollout',
@@ -101,8 +101,8 @@ export const rolloutScenario: ChaosScenario = {
     return [
       ...exactly('ReplicaSets of the Deployment', 2, rss.filter((rs) => rs.metadata.ownerReferences?.some((r) => r.uid === d.metadata.uid)).length),
       ...exactly('live pods', replicas, pods.length),
-      ...exactly('successful pod creates since the change', replicas, successfulWrites(audit, { ns: ctx.ns, resource: 'pods', verb: 'create' }).length),
-      ...exactly('successful pod deletes since the change', replicas, successfulWrites(audit, { ns: ctx.ns, resource: 'pods', verb: 'delete' }).length),
+      ...exactly('pods made since the change', replicas, podsMade(audit, ctx.ns).size),
+      ...exactly('pods deleted by the controllers since the change', replicas, podsDeleted(audit, ctx.ns).size),
       ...exactly('successful ReplicaSet creates since the change', 1, successfulWrites(audit, { ns: ctx.ns, resource: 'replicasets', verb: 'create' }).length),
       ...exactly('pods without a controller (orphans)', 0, pods.filter((p) => !owned(p)).length),
       ...exactly('ReplicaSets without a controller (orphans)', 0, rss.filter((rs) => !owned(rs)).length),

@@ -1,6 +1,6 @@
 import type { AuditEvent } from '../../bench/lib/audit';
 import { ChaosUsageError, parseChaosArgs } from '../../chaos/args';
-import { diffOutcomes, duplicates, exactly, successfulWrites } from '../../chaos/checks';
+import { diffOutcomes, duplicates, exactly, podsDeleted, podsMade, successfulWrites } from '../../chaos/checks';
 import { passed, renderStorms, type ChaosResults, type ScenarioRecord } from '../../chaos/report';
 import { planStorm, runStorm, seededRandom, type Replica } from '../../chaos/storm';
 
@@ -77,6 +77,21 @@ describe('chaos checks', () => {
     expect(exactly('pods', 2, 2)).toEqual([]);
     expect(exactly('pods', 2, 3)).toEqual(['pods: want exactly 2, got 3']);
     expect(duplicates(['0', '1', '1', '2', '1'])).toEqual([['1', 3]]);
+  });
+
+  test('pods made: successful creates and pods the scheduler bound (a create answered 504 may still have made one); deleted: by controllers, once a name', () => {
+    const ctl = 'system:serviceaccount:kube-system:job-controller';
+    const ev = (verb: string, code: number, name: string | undefined, o: { subresource?: string; user?: string; ns?: string } = {}): AuditEvent =>
+      ({ verb, user: { username: o.user ?? ctl }, objectRef: { resource: 'pods', namespace: o.ns ?? 'n', ...(name ? { name } : {}), ...(o.subresource ? { subresource: o.subresource } : {}) }, responseStatus: { code } });
+    const events = [
+      ev('create', 201, 'a'), ev('create', 201, 'a', { subresource: 'binding', user: 'system:kube-scheduler' }),
+      // the store took it, the caller got a timeout: the scheduler's binding shows the pod
+      ev('create', 504, undefined), ev('create', 201, 'b', { subresource: 'binding', user: 'system:kube-scheduler' }),
+      ev('create', 409, 'c'), ev('create', 201, 'd', { ns: 'other' }),
+      ev('delete', 200, 'a'), ev('delete', 200, 'a'), ev('delete', 504, 'b'), ev('delete', 404, 'c'), ev('delete', 200, 'x', { user: 'kubernetes-admin' }),
+    ];
+    expect([...podsMade(events, 'n')].sort()).toEqual(['a', 'b']);
+    expect([...podsDeleted(events, 'n')].sort()).toEqual(['a', 'b']);
   });
 
   test('the report: one row per scenario, every violation and difference listed, pass only with none', () => {
