@@ -80,7 +80,8 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     // the first moment the end state holds, watched while the storm goes on
     let convergedAt: number | undefined;
     let stormDone = false;
-    void storm.finally(() => { stormDone = true; });
+    // a failed restart rejects the storm: noted here, thrown by the await below
+    storm.then(() => { stormDone = true; }, () => { stormDone = true; });
     while (convergedAt === undefined && !stormDone) {
       if (await s.converged(ctx).catch(() => false)) convergedAt = Date.now();
       else await sleep(250);
@@ -94,7 +95,6 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     const killsBeforeConverged = convergedAt === undefined ? record.length : record.filter((k) => t0 + k.atMs < convergedAt!).length;
     return { pass: { ...pass, kills: record, killsBeforeConverged }, outcome };
   } catch (e) {
-    stop.abort();
     return { pass: { stable: false, violations: [], error: String(e), kills: [], killsBeforeConverged: 0 } };
   } finally {
     stop.abort();

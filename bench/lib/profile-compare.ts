@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot } from '../../starter/local/paths';
-import { Bucket, CpuProfile, bucketOf } from './profile';
+import { Bucket, CpuProfile, attributedBucket, bucketOf, profileTree, where } from './profile';
 
 export interface FunctionTime {
   fn: string;
@@ -25,11 +25,7 @@ export interface ProcessTimes {
   functions: Map<string, FunctionTime>;
 }
 
-const shortWhere = (url: string, line: number) => {
-  const file = url.startsWith('file://') ? decodeURIComponent(url.slice('file://'.length)) : url;
-  const short = file.startsWith(repoRoot) ? path.relative(repoRoot, file) : file.replace(/^.*\/node_modules\//, '');
-  return short ? `${short}:${line + 1}` : '';
-};
+const shortWhere = (url: string, line: number) => where(url, line, repoRoot);
 
 /**
  * Adds one thread's profile into `into`: self time per frame, and total time per function (each
@@ -37,14 +33,8 @@ const shortWhere = (url: string, line: number) => {
  * builtin's self time goes to the bucket of its nearest caller with a script, as in profile.ts.
  */
 export function addProfile(into: ProcessTimes, p: CpuProfile, root = repoRoot): void {
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const selfUs = new Map<number, number>();
-  const samples = p.samples ?? [];
-  const deltas = p.timeDeltas ?? [];
-  // a sample's delta is the time since the previous one, so it belongs to the previous sample
-  for (let i = 0; i < samples.length; i++) selfUs.set(samples[i], (selfUs.get(samples[i]) ?? 0) + Math.max(0, deltas[i + 1] ?? 0));
+  const tree = profileTree(p);
+  const { byId, parent, selfUs } = tree;
   const keyOf = (id: number) => {
     const f = byId.get(id)!.callFrame;
     return `${f.functionName || '(anonymous)'}@${shortWhere(f.url, f.lineNumber)}`;
@@ -62,17 +52,8 @@ export function addProfile(into: ProcessTimes, p: CpuProfile, root = repoRoot): 
   for (const [id, us] of selfUs) {
     const node = byId.get(id);
     if (!node || us === 0) continue;
-    let bucket = bucketOf(node.callFrame, root);
+    const bucket = attributedBucket(tree, id, root);
     if (bucket === 'idle') continue;
-    if (node.callFrame.url === '' && !node.callFrame.functionName.startsWith('(')) {
-      for (let cur = parent.get(id); cur !== undefined; cur = parent.get(cur)) {
-        const f = byId.get(cur)!.callFrame;
-        if (f.url === '') continue;
-        const b = bucketOf(f, root);
-        if (b !== 'idle') bucket = b;
-        break;
-      }
-    }
     const ms = us / 1000;
     into.busyMs += ms;
     into.byBucket.set(bucket, (into.byBucket.get(bucket) ?? 0) + ms);

@@ -76,14 +76,21 @@ export interface ProfileSummary {
   topOwnInclusive: Array<{ fn: string; where: string; ms: number }>;
 }
 
-const where = (url: string, line: number, repoRoot: string) => {
+/** A frame's place as `file:line`, relative to the repo or to node_modules. */
+export const where = (url: string, line: number, repoRoot: string) => {
   const file = url.startsWith('file://') ? decodeURIComponent(url.slice('file://'.length)) : url;
   const short = file.startsWith(repoRoot) ? path.relative(repoRoot, file) : file.replace(/^.*\/node_modules\//, '');
   return short ? `${short}:${line + 1}` : '';
 };
 
-/** Self and inclusive time per frame of one thread's profile, summed into buckets. */
-export function summarizeProfile(p: CpuProfile, repoRoot: string, top = 15): ProfileSummary {
+/** One thread's profile as a tree: nodes by id, each node's parent, and the self time sampled in each. */
+export interface ProfileTree {
+  byId: Map<number, CpuProfile['nodes'][number]>;
+  parent: Map<number, number>;
+  selfUs: Map<number, number>;
+}
+
+export function profileTree(p: CpuProfile): ProfileTree {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -91,27 +98,36 @@ export function summarizeProfile(p: CpuProfile, repoRoot: string, top = 15): Pro
   const samples = p.samples ?? [];
   const deltas = p.timeDeltas ?? [];
   // a sample's delta is the time since the previous one, so it belongs to the previous sample
-  for (let i = 0; i < samples.length; i++) {
-    const dt = deltas[i + 1] ?? 0;
-    selfUs.set(samples[i], (selfUs.get(samples[i]) ?? 0) + Math.max(0, dt));
+  for (let i = 0; i < samples.length; i++) selfUs.set(samples[i], (selfUs.get(samples[i]) ?? 0) + Math.max(0, deltas[i + 1] ?? 0));
+  return { byId, parent, selfUs };
+}
+
+/**
+ * A node's bucket. Builtins (JSON.parse, postMessage, vm's runInContext) have no script of their
+ * own: their time belongs to whoever called them, so they take the bucket of the nearest caller
+ * that has one.
+ */
+export function attributedBucket(t: ProfileTree, id: number, repoRoot: string): Bucket | 'idle' {
+  const own = t.byId.get(id)!.callFrame;
+  const b = bucketOf(own, repoRoot);
+  if (own.url !== '' || own.functionName.startsWith('(')) return b;
+  for (let cur = t.parent.get(id); cur !== undefined; cur = t.parent.get(cur)) {
+    const f = t.byId.get(cur)!.callFrame;
+    if (f.url !== '') return bucketOf(f, repoRoot);
   }
+  return b;
+}
+
+/** Self and inclusive time per frame of one thread's profile, summed into buckets. */
+export function summarizeProfile(p: CpuProfile, repoRoot: string, top = 15): ProfileSummary {
+  const tree = profileTree(p);
+  const { byId, parent, selfUs } = tree;
   const byBucket: Partial<Record<Bucket, number>> = {};
   const selfByFn = new Map<string, { fn: string; where: string; bucket: Bucket; us: number }>();
   const inclusiveOwn = new Map<string, { fn: string; where: string; us: number }>();
   let idleUs = 0;
   let totalUs = 0;
-  // Builtins (JSON.parse, postMessage, vm's runInContext) have no script of their own: their time
-  // belongs to whoever called them, so they take the bucket of the nearest caller that has one.
-  const attributed = (id: number): Bucket | 'idle' => {
-    const own = byId.get(id)!.callFrame;
-    const b = bucketOf(own, repoRoot);
-    if (own.url !== '' || own.functionName.startsWith('(')) return b;
-    for (let cur = parent.get(id); cur !== undefined; cur = parent.get(cur)) {
-      const f = byId.get(cur)!.callFrame;
-      if (f.url !== '') return bucketOf(f, repoRoot);
-    }
-    return b;
-  };
+  const attributed = (id: number) => attributedBucket(tree, id, repoRoot);
   for (const [id, us] of selfUs) {
     const node = byId.get(id);
     if (!node || us === 0) continue;
