@@ -1,9 +1,14 @@
+import { FAULT_NAMES, type FaultName } from './report';
 import type { ChaosMode } from './scenarios/types';
 
 export interface ChaosArgs {
   mode: ChaosMode;
   /** scenario slugs, in the order given */
   scenarios: string[];
+  /** the kinds of fault, one pass of ours each, in the order given */
+  faults: FaultName[];
+  /** the API-fault proxy's share of refused requests (default 0.2) */
+  faultRate: number;
   /** kills per scenario (default: full 20, quick 6) */
   kills?: number;
   /** the storm's seed (default: from the clock, printed so a run can be repeated) */
@@ -11,10 +16,15 @@ export interface ChaosArgs {
   out: string;
 }
 
-export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace] [--kills N] [--seed N] [--out docs/RELIABILITY.md]
+export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace] [--faults kills,api,restarts]
+                               [--fault-rate 0.2] [--kills N] [--seed N] [--out docs/RELIABILITY.md]
 
-  --quick          smaller workloads and fewer kills (about 10 minutes)
+  --quick          smaller workloads and fewer kills
   --scenarios L    which to run, comma-separated (default: all): rollout, foreground, jobs, namespace
+  --faults L       which kinds of fault, one pass of ours each (default: all): kills (replicas killed with
+                   kill -9), api (requests refused and watches cut by a proxy), restarts (etcd and
+                   kube-apiserver, then the Temporal server, killed and started again)
+  --fault-rate R   the share of API requests the proxy refuses, 0..1 (default 0.2)
   --kills N        replicas killed with kill -9 per scenario (default 20, quick 6), one every 5 to 20 s
   --seed N         the storm's seed: the same seed kills the same replicas at the same moments
   --out FILE       the docs file to write (default docs/RELIABILITY.md)
@@ -23,7 +33,7 @@ export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios
 export class ChaosUsageError extends Error {}
 
 export function parseChaosArgs(argv: string[], known: string[]): ChaosArgs {
-  const a: ChaosArgs = { mode: 'full', scenarios: [...known], out: 'docs/RELIABILITY.md' };
+  const a: ChaosArgs = { mode: 'full', scenarios: [...known], faults: [...FAULT_NAMES], faultRate: 0.2, out: 'docs/RELIABILITY.md' };
   for (let i = 0; i < argv.length; i++) {
     const eq = argv[i].indexOf('=');
     const [flag, inline] = eq > 0 ? [argv[i].slice(0, eq), argv[i].slice(eq + 1)] : [argv[i], undefined];
@@ -49,6 +59,20 @@ export function parseChaosArgs(argv: string[], known: string[]): ChaosArgs {
         const unknown = list.filter((s) => !known.includes(s));
         if (!list.length || unknown.length) throw new ChaosUsageError(`--scenarios takes ${known.join(', ')}; unknown: ${unknown.join(', ') || '(none given)'}`);
         a.scenarios = [...new Set(list)];
+        break;
+      }
+      case '--faults': {
+        const list = take().split(',').map((s) => s.trim()).filter(Boolean);
+        const unknown = list.filter((s) => !(FAULT_NAMES as string[]).includes(s));
+        if (!list.length || unknown.length) throw new ChaosUsageError(`--faults takes ${FAULT_NAMES.join(', ')}; unknown: ${unknown.join(', ') || '(none given)'}`);
+        a.faults = [...new Set(list)] as FaultName[];
+        break;
+      }
+      case '--fault-rate': {
+        const v = take();
+        const r = Number(v);
+        if (v.trim() === '' || !Number.isFinite(r) || r < 0 || r > 1) throw new ChaosUsageError(`--fault-rate takes a number 0..1, got ${v}`);
+        a.faultRate = r;
         break;
       }
       case '--kills':

@@ -1,63 +1,116 @@
+import type { FaultCounts, FaultPlan } from './proxy';
+import type { RestartRecord } from './restarts';
 import type { KillRecord, StormPlan } from './storm';
 import type { ChaosMode } from './scenarios/types';
+
+/** The kinds of fault a pass of ours runs under, one kind per pass. */
+export type FaultName = 'kills' | 'api' | 'restarts';
+export const FAULT_NAMES: FaultName[] = ['kills', 'api', 'restarts'];
 
 /** One manager's pass through one scenario. */
 export interface PassRecord {
   /** from the change until the end state first held, s (undefined: never within the run) */
   convergedAfterS?: number;
-  /** the end state held again after the storm and a settling pause */
+  /** the end state held again after the faults and a settling pause */
   stable: boolean;
   violations: string[];
   error?: string;
+}
+
+/** A pass of ours under one kind of fault, and what was injected. */
+export interface FaultedPass extends PassRecord {
+  faults: FaultName;
+  replicas: number;
+  kills?: KillRecord[];
+  api?: FaultCounts;
+  restarts?: RestartRecord[];
+  /** injected events (kills, restarts) that came before the end state first held */
+  beforeConverged: number;
+  /** where this pass ended differently from upstream, field by field */
+  differences: string[];
 }
 
 export interface ScenarioRecord {
   slug: string;
   title: string;
   upstream: PassRecord;
-  ours: PassRecord & { kills: KillRecord[]; killsBeforeConverged: number };
-  /** where ours ended differently from upstream, field by field */
-  differences: string[];
+  ours: FaultedPass[];
 }
 
 export interface ChaosResults {
   mode: ChaosMode;
   seed: number;
   storm: StormPlan & { replicas: number };
+  api: FaultPlan & { replicas: number };
+  restarts: { gapMs: number; replicas: number };
   startedAt: string;
   finishedAt: string;
   scenarios: ScenarioRecord[];
 }
 
-export const STORM_HEADING = 'Kill storms';
+export const FAULTS_HEADING = 'Faults';
 
 const secs = (s: number | undefined) => (s === undefined ? 'never' : `${s.toFixed(1)} s`);
 
-/** Did ours keep every promise in this scenario? */
+/** Did ours keep every promise in this pass? */
+export function passPassed(p: FaultedPass): boolean {
+  return !p.error && p.stable && p.convergedAfterS !== undefined && !p.violations.length && !p.differences.length;
+}
+
+/** Did ours keep every promise in every pass of this scenario? */
 export function passed(r: ScenarioRecord): boolean {
-  return !r.ours.error && r.ours.stable && r.ours.convergedAfterS !== undefined && !r.ours.violations.length && !r.differences.length;
+  return r.ours.every(passPassed);
+}
+
+/** What one pass injected, in words, for the table. */
+export function injected(p: FaultedPass): string {
+  switch (p.faults) {
+    case 'kills':
+      return `${p.kills?.length ?? 0} x kill -9 of a replica (${p.beforeConverged} before converged)`;
+    case 'api': {
+      const c = p.api;
+      if (!c) return 'API faults (none counted)';
+      const refused = Object.values(c.faults).reduce((a, b) => a + b, 0);
+      const kinds = [['429', c.faults.throttled], ['500', c.faults.internal], ['503', c.faults.unavailable], ['409', c.faults.conflict], ['dropped', c.faults.dropped]]
+        .map(([k, n]) => `${k}: ${n}`).join(', ');
+      return `${refused} of ${c.requests} requests refused (${kinds}); ${c.watchesCut} watches cut`;
+    }
+    case 'restarts':
+      return `${(p.restarts ?? []).map((r) => `${r.parts.join(' + ')} (down ${(r.downForMs / 1000).toFixed(1)} s)`).join(', then ') || 'no restart'}, kill -9 (${p.beforeConverged} before converged)`;
+  }
 }
 
 /** The generated section of docs/RELIABILITY.md. */
-export function renderStorms(r: ChaosResults, rawPath: string): string {
+export function renderFaults(r: ChaosResults, rawPath: string): string {
   const lines = [
-    `## ${STORM_HEADING} (\`npm run chaos${r.mode === 'quick' ? ' -- --quick' : ''}\`, ${r.startedAt.slice(0, 16).replace('T', ' ')} UTC)`,
+    `## ${FAULTS_HEADING} (\`npm run chaos${r.mode === 'quick' ? ' -- --quick' : ''}\`, ${r.startedAt.slice(0, 16).replace('T', ' ')} UTC)`,
     '',
-    `Each scenario runs twice on the chaos stack (.local/chaos-stack): once under one upstream kube-controller-manager v1.35.4 with no faults, for the reference end state, and once under ${r.storm.replicas} replicas of ours on one task queue while a random replica is killed with \`kill -9\` and restarted ${r.storm.kills} times, one every ${r.storm.minGapMs / 1000} to ${r.storm.maxGapMs / 1000} s (seed ${r.seed}; \`--seed ${r.seed}\` repeats the same storm). Both managers get the lifted client rate limit. The storm starts with the change; the end state is checked when it first holds, again after the storm and a pause, field by field against upstream's, and for the invariants (exact counts, exactly the pods the workload needs made and deleted, no orphan; from the end state and the API server's audit log). Raw results: \`${rawPath}\`.`,
+    `Each scenario runs on the chaos stack (.local/chaos-stack) once under one upstream kube-controller-manager v1.35.4 with no faults, for the reference end state, and then under ours once per kind of fault, each from the change on (seed ${r.seed}; \`--seed ${r.seed}\` repeats the same faults):`,
     '',
-    '| scenario | faults injected | upstream, no faults: converged after | ours: converged after | kills before that | end state held after the storm | invariant violations: upstream / ours | differences from upstream |',
+    `- **kills**: ${r.storm.replicas} replicas on one task queue; a random one is killed with \`kill -9\` and restarted ${r.storm.kills} times, one every ${r.storm.minGapMs / 1000} to ${r.storm.maxGapMs / 1000} s.`,
+    `- **api**: ${r.api.replicas} replica${r.api.replicas === 1 ? '' : 's'} talking to kube-apiserver through the fault proxy (chaos/proxy.ts), from start-up on: ${Math.round(r.api.rate * 100)}% of requests get 429 with Retry-After, 500, 503, 409 (updates only) or a dropped connection instead of an answer, and every watch is cut after ${r.api.watchCutMinMs / 1000} to ${r.api.watchCutMaxMs / 1000} s.`,
+    `- **restarts**: ${r.restarts.replicas} replica${r.restarts.replicas === 1 ? '' : 's'}; ${r.restarts.gapMs / 1000} s into the change etcd and kube-apiserver are killed with \`kill -9\` and started again on their data, and ${r.restarts.gapMs / 1000} s after they answer again, the Temporal server.`,
+    '',
+    `Both managers get the lifted client rate limit. The end state is checked when it first holds, again after the faults and a pause, field by field against upstream's, and for the invariants (exact counts, exactly the pods the workload needs made and deleted, no orphan; from the end state and the API server's audit log). Raw results: \`${rawPath}\`.`,
+    '',
+    '| scenario | faults injected | upstream, no faults: converged after | ours: converged after | ours / upstream | end state held after the faults | invariant violations: upstream / ours | differences from upstream |',
     '| --- | --- | ---: | ---: | ---: | --- | ---: | ---: |',
   ];
   for (const s of r.scenarios) {
-    lines.push(`| ${s.title} | ${s.ours.kills.length} x kill -9 of a replica | ${secs(s.upstream.convergedAfterS)} | ${secs(s.ours.convergedAfterS)} | ${s.ours.killsBeforeConverged} | ${s.ours.stable ? 'yes' : 'no'} | ${s.upstream.violations.length} / ${s.ours.violations.length} | ${s.differences.length} |`);
+    for (const p of s.ours) {
+      const ratio = p.convergedAfterS !== undefined && s.upstream.convergedAfterS ? `${(p.convergedAfterS / s.upstream.convergedAfterS).toFixed(2)}x` : '-';
+      lines.push(`| ${s.title} | ${p.faults}: ${injected(p)} | ${secs(s.upstream.convergedAfterS)} | ${secs(p.convergedAfterS)} | ${ratio} | ${p.stable ? 'yes' : 'no'} | ${s.upstream.violations.length} / ${p.violations.length} | ${p.differences.length} |`);
+    }
   }
   const details = r.scenarios.flatMap((s) => {
     const items = [
       ...(s.upstream.error ? [`upstream did not finish: ${s.upstream.error}`] : []),
-      ...(s.ours.error ? [`ours did not finish: ${s.ours.error}`] : []),
       ...s.upstream.violations.map((v) => `upstream: ${v}`),
-      ...s.ours.violations.map((v) => `ours: ${v}`),
-      ...s.differences.map((d) => `differs: ${d}`),
+      ...s.ours.flatMap((p) => [
+        ...(p.error ? [`ours (${p.faults}) did not finish: ${p.error}`] : []),
+        ...p.violations.map((v) => `ours (${p.faults}): ${v}`),
+        ...p.differences.map((d) => `differs (${p.faults}): ${d}`),
+      ]),
     ];
     return items.length ? ['', `${s.title}:`, '', ...items.map((i) => `- ${i}`)] : [];
   });

@@ -2,6 +2,7 @@
  * `npm run chaos`: scenarios under kill storms, each set beside upstream kube-controller-manager's
  * end state without faults; see chaos/args.ts for the flags and docs/RELIABILITY.md for results.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AuditLog } from '../bench/lib/audit';
 import { SETTINGS, killAllStarted, startOurs, startUpstream, type ManagedProcess } from '../bench/lib/managers';
@@ -9,20 +10,26 @@ import { rawResultsPath, saveSection } from '../bench/lib/report';
 import { type BenchStack, freshNamespace, startBenchStack, stopBenchStack } from '../bench/lib/stack';
 import { sleep, waitFor } from '../bench/lib/util';
 import { repoRoot } from '../starter/local/paths';
+import { pkiPaths } from '../starter/local/pki';
 import { auditLogPath } from '../starter/local/stack';
 import { CHAOS_USAGE, ChaosUsageError, parseChaosArgs, type ChaosArgs } from './args';
 import { diffOutcomes } from './checks';
-import { passed, renderStorms, STORM_HEADING, type ChaosResults, type PassRecord, type ScenarioRecord } from './report';
+import { startFaultProxy, proxiedKubeconfig, type FaultPlan, type FaultProxy } from './proxy';
+import { FAULTS_HEADING, injected, passed, passPassed, renderFaults, type ChaosResults, type FaultName, type FaultedPass, type PassRecord, type ScenarioRecord } from './report';
+import { restartPlan, runRestarts, type RestartRecord } from './restarts';
 import { foregroundScenario } from './scenarios/foreground';
 import { jobsScenario } from './scenarios/jobs';
 import { namespaceScenario } from './scenarios/namespace';
 import { rolloutScenario } from './scenarios/rollout';
 import type { ChaosContext, ChaosScenario } from './scenarios/types';
-import { planStorm, runStorm, seededRandom, type StormPlan } from './storm';
+import { planStorm, runStorm, seededRandom, type KillRecord, type StormPlan } from './storm';
 
 const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario];
 const CHAOS_DATA_DIR = path.resolve(process.env.TEMPORAL_KCM_CHAOS_DATA_DIR ?? path.join(repoRoot, '.local', 'chaos-stack'));
-const REPLICAS = 3;
+/** kills need replicas to move work between; API faults and restarts hit one replica alone, the plain case */
+const replicasFor = (fault: FaultName) => (fault === 'kills' ? 3 : 1);
+/** restarts: the pause before each, from the change and then from the previous one's end */
+const RESTART_GAP_MS = 3_000;
 /** how long the end state may take after the change (upstream) or after the storm (ours) */
 const CONVERGE_TIMEOUT_MS = 600_000;
 /** the pause before the end state is checked again: a late write would show by then */
@@ -32,6 +39,11 @@ const log = (l: string) => process.stderr.write(`${new Date().toISOString().slic
 
 function stormPlan(args: ChaosArgs): StormPlan {
   return { kills: args.kills ?? (args.mode === 'full' ? 20 : 6), minGapMs: 5_000, maxGapMs: 20_000 };
+}
+
+/** the proxy's faults: watches cut after 5 to 30 s, as often as a busy load balancer might */
+function apiPlan(args: ChaosArgs): FaultPlan {
+  return { rate: args.faultRate, watchCutMinMs: 5_000, watchCutMaxMs: 30_000 };
 }
 
 /** The end state, its outcome and its violations, read after the change settled (or did not). */
@@ -63,42 +75,72 @@ async function upstreamPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs
   }
 }
 
-async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, audit: AuditLog, seed: number): Promise<{ pass: ScenarioRecord['ours']; outcome?: unknown }> {
-  const ctx: ChaosContext = { rest: stack.rest, ns: await freshNamespace(stack.rest, `chaos-${s.slug}`), mode: args.mode, log };
-  const taskQueue = `chaos-${s.slug}-${Date.now().toString(36)}`;
-  const start = (slot: number) => startOurs(stack, { impl: 'ours', controllers: s.controllers, setting: SETTINGS.lifted, serviceAccountCredentials: true, taskQueue, tag: `chaos-${s.slug}` }, slot);
+/** Where a pass of ours talks to the API server through the fault proxy, the kubeconfig that says so. */
+const proxyKubeconfigPath = (stack: BenchStack) => path.join(stack.dataDir, 'chaos-proxy.kubeconfig');
+
+async function startProxy(stack: BenchStack, args: ChaosArgs, random: () => number): Promise<FaultProxy> {
+  const pki = pkiPaths(stack.dataDir);
+  const admin = pki.client('admin');
+  const proxy = await startFaultProxy({
+    targetPort: stack.state.ports.apiserver, servingCert: pki.apiserverCert, servingKey: pki.apiserverKey, ca: pki.caCert,
+    clientCert: admin.cert, clientKey: admin.key, plan: apiPlan(args), random,
+  });
+  fs.writeFileSync(proxyKubeconfigPath(stack), proxiedKubeconfig(stack.kubeconfigPath, proxy.port), { mode: 0o600 });
+  return proxy;
+}
+
+/**
+ * One pass of ours under one kind of fault: the replicas start (through the proxy for `api`),
+ * the scenario prepares, and the faults begin with the change. The end state is watched for while
+ * they go on; kills and restarts run their whole plan even after it first holds, so the check
+ * after them sees whether it still does.
+ */
+async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, audit: AuditLog, fault: FaultName, seed: number): Promise<{ pass: FaultedPass; outcome?: unknown }> {
+  const ctx: ChaosContext = { rest: stack.rest, ns: await freshNamespace(stack.rest, `chaos-${s.slug}-${fault}`), mode: args.mode, log };
+  const replicas = replicasFor(fault);
+  const taskQueue = `chaos-${s.slug}-${fault}-${Date.now().toString(36)}`;
+  const random = seededRandom(seed);
+  const proxy = fault === 'api' ? await startProxy(stack, args, random) : undefined;
+  const start = (slot: number) => startOurs(stack, {
+    impl: 'ours', controllers: s.controllers, setting: SETTINGS.lifted, serviceAccountCredentials: true, taskQueue, tag: `chaos-${s.slug}-${fault}`,
+    kubeconfigPath: proxy ? proxyKubeconfigPath(stack) : undefined,
+  }, slot);
   const slots: ManagedProcess[] = [];
   const stop = new AbortController();
-  const kills = planStorm(stormPlan(args), REPLICAS, seededRandom(seed));
+  const plain: FaultedPass = { faults: fault, replicas, stable: false, violations: [], beforeConverged: 0, differences: [] };
   try {
-    for (let i = 0; i < REPLICAS; i++) slots.push(await start(i));
+    for (let i = 0; i < replicas; i++) slots.push(await start(i));
     await s.prepare(ctx);
     audit.mark();
     const t0 = Date.now();
-    const storm = runStorm(slots, kills, start, stop.signal, (l) => log(`${s.slug}: ${l}`));
+    const note = (l: string) => log(`${s.slug} (${fault}): ${l}`);
+    const injecting: Promise<{ kills?: KillRecord[]; restarts?: RestartRecord[] }> =
+      fault === 'kills' ? runStorm(slots, planStorm(stormPlan(args), replicas, random), start, stop.signal, note).then((kills) => ({ kills }))
+      : fault === 'restarts' ? runRestarts(stack.dataDir, restartPlan(RESTART_GAP_MS), stop.signal, note).then((restarts) => ({ restarts }))
+      : Promise.resolve({});
+    // a failed restart rejects the injection: noted here, thrown by the await below
+    let injectedUntil: number | undefined;
+    injecting.then(() => { injectedUntil = Date.now(); }, () => { injectedUntil = Date.now(); });
     await s.act(ctx);
-    // the first moment the end state holds, watched while the storm goes on
+    // the first moment the end state holds, watched while the faults go on
     let convergedAt: number | undefined;
-    let stormDone = false;
-    // a failed restart rejects the storm: noted here, thrown by the await below
-    storm.then(() => { stormDone = true; }, () => { stormDone = true; });
-    while (convergedAt === undefined && !stormDone) {
+    while (convergedAt === undefined) {
       if (await s.converged(ctx).catch(() => false)) convergedAt = Date.now();
+      else if (injectedUntil !== undefined && Date.now() - injectedUntil > CONVERGE_TIMEOUT_MS) break;
       else await sleep(250);
     }
-    const record = await storm;
-    if (convergedAt === undefined) {
-      convergedAt = await waitFor(`${s.slug} converged under ours`, async () => (await s.converged(ctx)) && Date.now(), CONVERGE_TIMEOUT_MS, 250).catch(() => undefined);
-    }
+    const record = await injecting;
     const convergedAfterS = convergedAt === undefined ? undefined : (convergedAt - t0) / 1000;
     const { pass, outcome } = await finish(s, ctx, audit, convergedAfterS);
-    const killsBeforeConverged = convergedAt === undefined ? record.length : record.filter((k) => t0 + k.atMs < convergedAt!).length;
-    return { pass: { ...pass, kills: record, killsBeforeConverged }, outcome };
+    const times = [...(record.kills ?? []), ...(record.restarts ?? [])].map((k) => k.atMs);
+    const beforeConverged = convergedAt === undefined ? times.length : times.filter((at) => t0 + at < convergedAt!).length;
+    return { pass: { ...plain, ...pass, ...record, api: proxy?.counts(), beforeConverged }, outcome };
   } catch (e) {
-    return { pass: { stable: false, violations: [], error: String(e), kills: [], killsBeforeConverged: 0 } };
+    return { pass: { ...plain, api: proxy?.counts(), error: String(e) } };
   } finally {
     stop.abort();
     await Promise.all(slots.map((p) => p.kill('SIGKILL')));
+    await proxy?.close();
     await s.cleanup(ctx).catch((e: unknown) => log(`cleanup of ${ctx.ns} failed: ${String(e)}`));
   }
 }
@@ -115,24 +157,31 @@ async function main(): Promise<number> {
   }
   const seed = args.seed ?? (Date.now() >>> 0);
   const t0 = Date.now();
-  log(`chaos ${args.mode}, seed ${seed}, scenarios ${args.scenarios.join(', ')}`);
+  log(`chaos ${args.mode}, seed ${seed}, scenarios ${args.scenarios.join(', ')}, faults ${args.faults.join(', ')}`);
   const stack = await startBenchStack(CHAOS_DATA_DIR, log);
   const onSignal = () => void killAllStarted().then(() => stopBenchStack(stack, log)).finally(() => process.exit(130));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   const audit = new AuditLog(auditLogPath(CHAOS_DATA_DIR));
-  const results: ChaosResults = { mode: args.mode, seed, storm: { ...stormPlan(args), replicas: REPLICAS }, startedAt: new Date().toISOString(), finishedAt: '', scenarios: [] };
+  const results: ChaosResults = {
+    mode: args.mode, seed, storm: { ...stormPlan(args), replicas: replicasFor('kills') }, api: { ...apiPlan(args), replicas: replicasFor('api') },
+    restarts: { gapMs: RESTART_GAP_MS, replicas: replicasFor('restarts') }, startedAt: new Date().toISOString(), finishedAt: '', scenarios: [],
+  };
   try {
     for (const slug of args.scenarios) {
       const s = SCENARIOS.find((x) => x.slug === slug)!;
       log(`${slug}: upstream, no faults`);
       const up = await upstreamPass(stack, s, args, audit);
-      log(`${slug}: ours, ${results.storm.kills} kills`);
-      const ours = await oursPass(stack, s, args, audit, seed);
-      const differences = up.outcome !== undefined && ours.outcome !== undefined ? diffOutcomes(up.outcome, ours.outcome) : [];
-      const record: ScenarioRecord = { slug, title: s.title(args.mode), upstream: up.pass, ours: ours.pass, differences };
+      const record: ScenarioRecord = { slug, title: s.title(args.mode), upstream: up.pass, ours: [] };
+      for (const fault of args.faults) {
+        log(`${slug}: ours, ${fault}`);
+        const ours = await oursPass(stack, s, args, audit, fault, seed);
+        const differences = up.outcome !== undefined && ours.outcome !== undefined ? diffOutcomes(up.outcome, ours.outcome) : [];
+        const pass = { ...ours.pass, differences };
+        record.ours.push(pass);
+        log(`${slug} (${fault}): ${passPassed(pass) ? 'passed' : 'FAILED'} (upstream ${up.pass.convergedAfterS?.toFixed(1) ?? '-'} s, ours ${pass.convergedAfterS?.toFixed(1) ?? '-'} s, ${pass.violations.length} violations, ${differences.length} differences; ${injected(pass)})`);
+      }
       results.scenarios.push(record);
-      log(`${slug}: ${passed(record) ? 'passed' : 'FAILED'} (upstream ${up.pass.convergedAfterS?.toFixed(1) ?? '-'} s, ours ${ours.pass.convergedAfterS?.toFixed(1) ?? '-'} s, ${ours.pass.violations.length} violations, ${differences.length} differences)`);
     }
   } finally {
     await killAllStarted();
@@ -140,7 +189,7 @@ async function main(): Promise<number> {
   }
   results.finishedAt = new Date().toISOString();
   const raw = rawResultsPath(args.out, `chaos-${args.mode}.json`);
-  saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results, generated: renderStorms(results, raw.cited), heading: STORM_HEADING, after: STORM_HEADING, log });
+  saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results, generated: renderFaults(results, raw.cited), heading: FAULTS_HEADING, after: FAULTS_HEADING, log });
   log(`chaos took ${Math.round((Date.now() - t0) / 1000)} s`);
   return results.scenarios.every(passed) ? 0 : 1;
 }

@@ -39,6 +39,15 @@ export function planStorm(plan: StormPlan, replicas: number, random: () => numbe
   }));
 }
 
+/** Waits `ms`, or less when `signal` aborts first. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+  });
+}
+
 /** A replica the storm may kill: only ever one the run started, by its own pid. */
 export interface Replica {
   pid: number;
@@ -65,11 +74,7 @@ export async function runStorm(slots: Replica[], kills: PlannedKill[], restart: 
   const t0 = Date.now();
   const done: KillRecord[] = [];
   for (const k of kills) {
-    if (signal.aborted) break;
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, k.gapMs);
-      signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-    });
+    await pause(k.gapMs, signal);
     if (signal.aborted) break;
     const victim = slots[k.victim];
     const at = Date.now();

@@ -26,6 +26,12 @@ export interface GcObservation {
 
 export type GcApplyResult = { ok: true } | { ok: false; reason: string };
 
+/** One reconcile's actions, applied in order; `reason` sums them up for `why` (each action keeps its own). */
+export interface GcApplyBatch {
+  actions: GcAction[];
+  reason: string;
+}
+
 export interface GcActivityDeps {
   rest: KubeRest;
   recordEvent: RecordEvent;
@@ -71,6 +77,86 @@ export function createGcActivities(deps: GcActivityDeps) {
     }
   }
 
+  function applyOne(action: GcAction): Promise<GcApplyResult> {
+    return apiCall(async () => {
+      const log = deps.logger.child({ controller: 'garbagecollector' });
+      const done = (ok: boolean, reason = '') => {
+        log.info({ action: action.type, reason: 'reason' in action ? action.reason : undefined, ok, failure: reason || undefined,
+          key: 'target' in action ? `${action.target.namespace ?? ''}/${action.target.name}` : `${action.owner.namespace ?? ''}/${action.owner.name}` }, 'garbage collector write');
+        return ok ? { ok: true as const } : { ok: false as const, reason };
+      };
+      switch (action.type) {
+        case 'deleteObject': {
+          const path = await pathOf(action.target);
+          if (!path) return done(false, 'unknown kind');
+          try {
+            await rest.request('DELETE', path, { body: {
+              preconditions: { uid: action.target.uid, ...(action.resourceVersion ? { resourceVersion: action.resourceVersion } : {}) },
+              propagationPolicy: action.propagation,
+            } });
+          } catch (e) {
+            if (isStatus(e, 404)) return done(true);
+            if (isStatus(e, 409)) return done(false, 'changed since it was read');
+            throw e;
+          }
+          return done(true);
+        }
+        case 'removeOwnerReferences':
+        case 'unblockOwnerReferences': {
+          const path = await pathOf(action.target);
+          if (!path) return done(false, 'unknown kind');
+          const uids = new Set(action.ownerUids);
+          const r = await patchOwnerReferences(rest, path, action.target.uid, (refs) => {
+            if (!refs.some((x) => uids.has(x.uid))) return undefined;
+            return action.type === 'removeOwnerReferences'
+              ? refs.filter((x) => !uids.has(x.uid))
+              : refs.map((x) => (uids.has(x.uid) ? { ...x, blockOwnerDeletion: false } : x));
+          });
+          return done('patched' in r, 'patched' in r ? '' : 'changed since it was read');
+        }
+        case 'orphanDependents': {
+          // every dependent must be patched before the orphan finalizer may go: a dependent left
+          // pointing at its deleted owner would then be collected as dangling
+          const lost: string[] = [];
+          for (const d of action.dependents) {
+            const path = await pathOf(d);
+            // a kind the API no longer serves has no objects left to patch (upstream's patch gets a 404)
+            if (!path) continue;
+            if ((await removeOwnerReference(rest, path, d.uid, action.owner.uid)) === 'conflict') lost.push(`${d.kind} ${d.name}`);
+            heartbeat();
+          }
+          return done(lost.length === 0, lost.length ? `could not remove the owner reference from ${lost.join(', ')}` : '');
+        }
+        case 'removeFinalizer': {
+          const path = await pathOf(action.target);
+          if (!path) return done(false, 'unknown kind');
+          try {
+            const cur = (await rest.request<KubeObject & { metadata?: { finalizers?: string[] } }>('GET', path)).body.metadata;
+            if (cur?.uid !== action.target.uid || !(cur.finalizers ?? []).includes(action.finalizer)) return done(true);
+            await rest.request('PATCH', path, {
+              body: { metadata: { uid: cur.uid, resourceVersion: cur.resourceVersion, finalizers: (cur.finalizers ?? []).filter((f) => f !== action.finalizer) } },
+              contentType: 'application/merge-patch+json',
+            });
+          } catch (e) {
+            if (isStatus(e, 404)) return done(true);
+            if (isStatus(e, 409)) return done(false, 'changed since it was read');
+            throw e;
+          }
+          return done(true);
+        }
+        case 'warningEvent':
+          deps.recordEvent('garbage-collector-controller', {
+            apiVersion: action.target.apiVersion, kind: action.target.kind, namespace: action.target.namespace ?? 'default', name: action.target.name, uid: action.target.uid,
+          }, 'Warning', action.reason, action.message);
+          return done(true);
+        case 'evaluateDependent':
+          // the router sends every dependent of a foreground-deleting owner to its own workflow;
+          // no write here, so no log line either
+          return { ok: true };
+      }
+    });
+  }
+
   return {
     async gcObserve(req: GcObserveRequest): Promise<GcObservation> {
       return apiCall(async () => {
@@ -100,83 +186,20 @@ export function createGcActivities(deps: GcActivityDeps) {
       });
     },
 
-    async gcApply(action: GcAction): Promise<GcApplyResult> {
-      return apiCall(async () => {
-        const log = deps.logger.child({ controller: 'garbagecollector' });
-        const done = (ok: boolean, reason = '') => {
-          log.info({ action: action.type, reason: 'reason' in action ? action.reason : undefined, ok, failure: reason || undefined,
-            key: 'target' in action ? `${action.target.namespace ?? ''}/${action.target.name}` : `${action.owner.namespace ?? ''}/${action.owner.name}` }, 'garbage collector write');
-          return ok ? { ok: true as const } : { ok: false as const, reason };
-        };
-        switch (action.type) {
-          case 'deleteObject': {
-            const path = await pathOf(action.target);
-            if (!path) return done(false, 'unknown kind');
-            try {
-              await rest.request('DELETE', path, { body: {
-                preconditions: { uid: action.target.uid, ...(action.resourceVersion ? { resourceVersion: action.resourceVersion } : {}) },
-                propagationPolicy: action.propagation,
-              } });
-            } catch (e) {
-              if (isStatus(e, 404)) return done(true);
-              if (isStatus(e, 409)) return done(false, 'changed since it was read');
-              throw e;
-            }
-            return done(true);
-          }
-          case 'removeOwnerReferences':
-          case 'unblockOwnerReferences': {
-            const path = await pathOf(action.target);
-            if (!path) return done(false, 'unknown kind');
-            const uids = new Set(action.ownerUids);
-            const r = await patchOwnerReferences(rest, path, action.target.uid, (refs) => {
-              if (!refs.some((x) => uids.has(x.uid))) return undefined;
-              return action.type === 'removeOwnerReferences'
-                ? refs.filter((x) => !uids.has(x.uid))
-                : refs.map((x) => (uids.has(x.uid) ? { ...x, blockOwnerDeletion: false } : x));
-            });
-            return done('patched' in r, 'patched' in r ? '' : 'changed since it was read');
-          }
-          case 'orphanDependents': {
-            // every dependent must be patched before the orphan finalizer may go: a dependent left
-            // pointing at its deleted owner would then be collected as dangling
-            const lost: string[] = [];
-            for (const d of action.dependents) {
-              const path = await pathOf(d);
-              // a kind the API no longer serves has no objects left to patch (upstream's patch gets a 404)
-              if (!path) continue;
-              if ((await removeOwnerReference(rest, path, d.uid, action.owner.uid)) === 'conflict') lost.push(`${d.kind} ${d.name}`);
-              heartbeat();
-            }
-            return done(lost.length === 0, lost.length ? `could not remove the owner reference from ${lost.join(', ')}` : '');
-          }
-          case 'removeFinalizer': {
-            const path = await pathOf(action.target);
-            if (!path) return done(false, 'unknown kind');
-            try {
-              const cur = (await rest.request<KubeObject & { metadata?: { finalizers?: string[] } }>('GET', path)).body.metadata;
-              if (cur?.uid !== action.target.uid || !(cur.finalizers ?? []).includes(action.finalizer)) return done(true);
-              await rest.request('PATCH', path, {
-                body: { metadata: { uid: cur.uid, resourceVersion: cur.resourceVersion, finalizers: (cur.finalizers ?? []).filter((f) => f !== action.finalizer) } },
-                contentType: 'application/merge-patch+json',
-              });
-            } catch (e) {
-              if (isStatus(e, 404)) return done(true);
-              if (isStatus(e, 409)) return done(false, 'changed since it was read');
-              throw e;
-            }
-            return done(true);
-          }
-          case 'warningEvent':
-            deps.recordEvent('garbage-collector-controller', {
-              apiVersion: action.target.apiVersion, kind: action.target.kind, namespace: action.target.namespace ?? 'default', name: action.target.name, uid: action.target.uid,
-            }, 'Warning', action.reason, action.message);
-            return done(true);
-          case 'evaluateDependent':
-            // the router sends every dependent of a foreground-deleting owner to its own workflow
-            return done(true);
-        }
-      });
+    gcApply: (action: GcAction): Promise<GcApplyResult> => applyOne(action),
+
+    /**
+     * A reconcile's actions in order, in one activity: an owner deleting 200 dependents in the
+     * foreground decides 200 of them at once, and one activity each cost a workflow task's round
+     * trip apiece. Stops at the first that finds its object changed, as one by one did.
+     */
+    async gcApplyAll(batch: GcApplyBatch): Promise<GcApplyResult> {
+      for (const action of batch.actions) {
+        const r = await applyOne(action);
+        heartbeat();
+        if (!r.ok) return r;
+      }
+      return { ok: true };
     },
   };
 }

@@ -45,6 +45,8 @@ export interface ManagerOptions {
    * so the audit log tells the controllers' writes from kwok's and the harness's
    */
   serviceAccountCredentials?: boolean;
+  /** both: the kubeconfig the controllers talk to the API server with (default the stack's admin one; chaos: its fault proxy) */
+  kubeconfigPath?: string;
 }
 
 /** One controller-manager process we started, and only ever signal by its own pid. */
@@ -107,7 +109,7 @@ export async function startUpstream(stack: BenchStack, o: ManagerOptions, index:
   const kc = stack.kubeconfigPath;
   const { fd, file } = openLog(stack, `upstream-${o.tag}-${index}`);
   const child = spawn(binary, [
-    `--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
+    `--kubeconfig=${o.kubeconfigPath ?? kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
     `--controllers=${o.controllers.join(',')}`,
     `--leader-elect=${o.leaderElect ? 'true' : 'false'}`,
     '--bind-address=127.0.0.1', `--secure-port=${port}`,
@@ -130,7 +132,7 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
   const child = spawn(process.execPath, [
     ...profiling,
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
-    '--kubeconfig', stack.kubeconfigPath,
+    '--kubeconfig', o.kubeconfigPath ?? stack.kubeconfigPath,
     '--temporal-address', stack.temporalAddress,
     '--task-queue', o.taskQueue,
     '--controllers', o.controllers.join(','),

@@ -1,7 +1,11 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { AuditEvent } from '../../bench/lib/audit';
 import { ChaosUsageError, parseChaosArgs } from '../../chaos/args';
 import { diffOutcomes, duplicates, exactly, podsDeleted, podsMade, successfulWrites } from '../../chaos/checks';
-import { passed, renderStorms, type ChaosResults, type ScenarioRecord } from '../../chaos/report';
+import { chooseFault, faultResponse, isWatchRequest, proxiedKubeconfig, type FaultKind } from '../../chaos/proxy';
+import { passed, renderFaults, type ChaosResults, type FaultedPass, type ScenarioRecord } from '../../chaos/report';
 import { planStorm, runStorm, seededRandom, type Replica } from '../../chaos/storm';
 
 describe('the kill storm', () => {
@@ -41,9 +45,9 @@ describe('the kill storm', () => {
 describe('chaos flags', () => {
   const known = ['rollout', 'jobs'];
   test('defaults, and each flag', () => {
-    expect(parseChaosArgs([], known)).toEqual({ mode: 'full', scenarios: known, out: 'docs/RELIABILITY.md' });
-    expect(parseChaosArgs(['--quick', '--scenarios', 'jobs', '--kills=3', '--seed', '7', '--out', '/tmp/r.md'], known))
-      .toEqual({ mode: 'quick', scenarios: ['jobs'], kills: 3, seed: 7, out: '/tmp/r.md' });
+    expect(parseChaosArgs([], known)).toEqual({ mode: 'full', scenarios: known, faults: ['kills', 'api', 'restarts'], faultRate: 0.2, out: 'docs/RELIABILITY.md' });
+    expect(parseChaosArgs(['--quick', '--scenarios', 'jobs', '--faults', 'restarts,api', '--fault-rate=0.5', '--kills=3', '--seed', '7', '--out', '/tmp/r.md'], known))
+      .toEqual({ mode: 'quick', scenarios: ['jobs'], faults: ['restarts', 'api'], faultRate: 0.5, kills: 3, seed: 7, out: '/tmp/r.md' });
   });
   test('bad input is a usage error naming the problem', () => {
     expect(() => parseChaosArgs(['--scenarios', 'nope'], known)).toThrow(/unknown: nope/);
@@ -51,6 +55,57 @@ describe('chaos flags', () => {
     expect(() => parseChaosArgs(['--kills'], known)).toThrow(/needs a value/);
     expect(() => parseChaosArgs(['--fast'], known)).toThrow(/unknown flag --fast/);
     expect(() => parseChaosArgs(['--quick=yes'], known)).toThrow(/no value/);
+    expect(() => parseChaosArgs(['--faults', 'kills,floods'], known)).toThrow(/unknown: floods/);
+    expect(() => parseChaosArgs(['--fault-rate', '1.5'], known)).toThrow(/0\.\.1, got 1\.5/);
+    expect(() => parseChaosArgs(['--fault-rate='], known)).toThrow(/0\.\.1/);
+  });
+});
+
+describe('the API-fault proxy', () => {
+  test('watches are told from other requests', () => {
+    expect(isWatchRequest('/api/v1/namespaces/n/pods?watch=true&resourceVersion=5')).toBe(true);
+    expect(isWatchRequest('/api/v1/pods?allowWatchBookmarks=true&watch=1')).toBe(true);
+    expect(isWatchRequest('/api/v1/watch/namespaces/n/pods')).toBe(true);
+    expect(isWatchRequest('/api/v1/namespaces/n/pods?limit=500')).toBe(false);
+    expect(isWatchRequest('/api/v1/namespaces/watchers/pods')).toBe(false);
+  });
+
+  test('faults come at the planned rate, every kind among them, and a 409 only for an update', () => {
+    const plan = { rate: 0.2, watchCutMinMs: 0, watchCutMaxMs: 0 };
+    const random = seededRandom(5);
+    const tally = (method: string) => {
+      const seen = new Map<FaultKind | 'none', number>();
+      for (let i = 0; i < 10_000; i++) {
+        const f = chooseFault(method, plan, random) ?? 'none';
+        seen.set(f, (seen.get(f) ?? 0) + 1);
+      }
+      return seen;
+    };
+    const posts = tally('POST');
+    expect(posts.get('none')).toBeGreaterThan(7_700);
+    expect(posts.get('none')).toBeLessThan(8_300);
+    expect(posts.has('conflict')).toBe(false);
+    for (const k of ['throttled', 'internal', 'unavailable', 'dropped'] as const) expect(posts.get(k)).toBeGreaterThan(350);
+    expect(tally('PUT').get('conflict')).toBeGreaterThan(300);
+    expect(chooseFault('GET', { ...plan, rate: 0 }, random)).toBeUndefined();
+  });
+
+  test('each refusal is the Status the API server sends, 429 with Retry-After', () => {
+    const t = faultResponse('throttled');
+    expect(t.status).toBe(429);
+    expect(t.headers['retry-after']).toBe('1');
+    expect(t.body).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', code: 429, details: { retryAfterSeconds: 1 } });
+    expect(faultResponse('conflict').body).toMatchObject({ reason: 'Conflict', code: 409 });
+    expect(faultResponse('unavailable').status).toBe(503);
+    expect(faultResponse('internal').body).toMatchObject({ reason: 'InternalError', code: 500 });
+  });
+
+  test('the managers\' kubeconfig names the proxy and keeps everything else', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-kc-')), 'kc');
+    fs.writeFileSync(file, 'clusters:\n  - cluster:\n      server: https://127.0.0.1:6443\n      certificate-authority-data: QUJD\n');
+    expect(proxiedKubeconfig(file, 40001)).toBe('clusters:\n  - cluster:\n      server: https://127.0.0.1:40001\n      certificate-authority-data: QUJD\n');
+    fs.writeFileSync(file, 'server: https://example.com\n');
+    expect(() => proxiedKubeconfig(file, 40001)).toThrow(/names no https:\/\/127\.0\.0\.1 server/);
   });
 });
 
@@ -94,23 +149,38 @@ describe('chaos checks', () => {
     expect([...podsDeleted(events, 'n')].sort()).toEqual(['a', 'b']);
   });
 
-  test('the report: one row per scenario, every violation and difference listed, pass only with none', () => {
-    const ok: ScenarioRecord = {
-      slug: 'rollout', title: 'a 100-pod rollout',
-      upstream: { convergedAfterS: 12.3, stable: true, violations: [] },
-      ours: { convergedAfterS: 20.5, stable: true, violations: [], kills: [{ atMs: 1, victim: 0, pid: 1, replacedAfterMs: 2 }], killsBeforeConverged: 1 },
-      differences: [],
+  test('the report: one row per pass, every violation and difference listed, pass only with none', () => {
+    const killed: FaultedPass = {
+      faults: 'kills', replicas: 3, convergedAfterS: 20.5, stable: true, violations: [], differences: [],
+      kills: [{ atMs: 1, victim: 0, pid: 1, replacedAfterMs: 2 }], beforeConverged: 1,
     };
-    const bad: ScenarioRecord = { ...ok, slug: 'jobs', title: '10 Jobs', ours: { ...ok.ours, violations: ['live pods: want exactly 100, got 101'] }, differences: ['x: upstream 1, ours 2'] };
+    const api: FaultedPass = {
+      faults: 'api', replicas: 1, convergedAfterS: 24.6, stable: true, violations: [], differences: [], beforeConverged: 0,
+      api: { requests: 100, faults: { throttled: 5, internal: 4, unavailable: 3, conflict: 2, dropped: 6 }, watchesCut: 7 },
+    };
+    const restarted: FaultedPass = {
+      faults: 'restarts', replicas: 1, convergedAfterS: 30, stable: true, violations: [], differences: [], beforeConverged: 2,
+      restarts: [{ parts: ['etcd', 'kube-apiserver'], atMs: 3000, downForMs: 4200 }, { parts: ['temporal'], atMs: 10200, downForMs: 1500 }],
+    };
+    const ok: ScenarioRecord = { slug: 'rollout', title: 'a 100-pod rollout', upstream: { convergedAfterS: 12.3, stable: true, violations: [] }, ours: [killed, api, restarted] };
+    const bad: ScenarioRecord = { ...ok, slug: 'jobs', title: '10 Jobs', ours: [killed, { ...api, violations: ['live pods: want exactly 100, got 101'], differences: ['x: upstream 1, ours 2'] }] };
     expect(passed(ok)).toBe(true);
     expect(passed(bad)).toBe(false);
-    expect(passed({ ...ok, ours: { ...ok.ours, stable: false } })).toBe(false);
-    const r: ChaosResults = { mode: 'quick', seed: 9, storm: { kills: 6, minGapMs: 5000, maxGapMs: 20000, replicas: 3 }, startedAt: '2026-11-27T23:40:00Z', finishedAt: '', scenarios: [ok, bad] };
-    const text = renderStorms(r, 'bench/results/chaos-quick.json');
-    expect(text).toContain('## Kill storms (`npm run chaos -- --quick`, 2026-11-27 23:40 UTC)');
+    expect(passed({ ...ok, ours: [killed, { ...restarted, stable: false }] })).toBe(false);
+    expect(passed({ ...ok, ours: [{ ...killed, convergedAfterS: undefined }] })).toBe(false);
+    const r: ChaosResults = {
+      mode: 'quick', seed: 9, storm: { kills: 6, minGapMs: 5000, maxGapMs: 20000, replicas: 3 },
+      api: { rate: 0.2, watchCutMinMs: 5000, watchCutMaxMs: 30000, replicas: 1 }, restarts: { gapMs: 3000, replicas: 1 },
+      startedAt: '2026-11-27T23:40:00Z', finishedAt: '', scenarios: [ok, bad],
+    };
+    const text = renderFaults(r, 'bench/results/chaos-quick.json');
+    expect(text).toContain('## Faults (`npm run chaos -- --quick`, 2026-11-27 23:40 UTC)');
     expect(text).toContain('--seed 9');
-    expect(text).toContain('| a 100-pod rollout | 1 x kill -9 of a replica | 12.3 s | 20.5 s | 1 | yes | 0 / 0 | 0 |');
-    expect(text).toContain('- ours: live pods: want exactly 100, got 101');
-    expect(text).toContain('- differs: x: upstream 1, ours 2');
+    expect(text).toContain('| a 100-pod rollout | kills: 1 x kill -9 of a replica (1 before converged) | 12.3 s | 20.5 s | 1.67x | yes | 0 / 0 | 0 |');
+    expect(text).toContain('| a 100-pod rollout | api: 20 of 100 requests refused (429: 5, 500: 4, 503: 3, 409: 2, dropped: 6); 7 watches cut | 12.3 s | 24.6 s | 2.00x | yes | 0 / 0 | 0 |');
+    expect(text).toContain('| a 100-pod rollout | restarts: etcd + kube-apiserver (down 4.2 s), then temporal (down 1.5 s), kill -9 (2 before converged) | 12.3 s | 30.0 s | 2.44x | yes | 0 / 0 | 0 |');
+    expect(text).toContain('20% of requests get 429');
+    expect(text).toContain('- ours (api): live pods: want exactly 100, got 101');
+    expect(text).toContain('- differs (api): x: upstream 1, ours 2');
   });
 });

@@ -1,4 +1,5 @@
 import {
+  batchReason,
   blocksOwner,
   classifyOwners,
   decideDependent,
@@ -747,5 +748,15 @@ describe('simulation', () => {
       expect([...w.objects.keys()].sort()).toEqual(['c0-uid', 'c2-uid']);
       expect(w.get('c2-uid')?.ownerReferences).toEqual([]);
     });
+  });
+});
+
+describe('batchReason: one activity for a reconcile\'s actions', () => {
+  const ref = { apiVersion: 'v1', kind: 'Pod', namespace: 'n', name: 'p', uid: 'u' };
+  const evaluate = (name: string) => ({ type: 'evaluateDependent' as const, target: { ...ref, name }, reason: `Pod n/${name} blocks the foreground deletion` });
+  test('one action keeps its reason; more name the first and count the rest', () => {
+    expect(batchReason([evaluate('a')])).toBe('Pod n/a blocks the foreground deletion');
+    expect(batchReason([evaluate('a'), evaluate('b')])).toBe('Pod n/a blocks the foreground deletion (and 1 more action)');
+    expect(batchReason(['a', 'b', 'c'].map(evaluate))).toBe('Pod n/a blocks the foreground deletion (and 2 more actions)');
   });
 });

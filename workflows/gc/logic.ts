@@ -380,3 +380,13 @@ export function decideOrphanOwner(owner: ObjectMetaView, dependents: ObjectMetaV
   });
   return actions;
 }
+
+/**
+ * The reason a list of actions carries as one activity's input, for `why`: the one action's own,
+ * or the first's with a count of the rest (each action in the list keeps its own reason).
+ */
+export function batchReason(actions: GcAction[]): string {
+  if (actions.length === 0) return 'nothing to do';
+  const first = actions[0].reason;
+  return actions.length === 1 ? first : `${first} (and ${actions.length - 1} more action${actions.length === 2 ? '' : 's'})`;
+}

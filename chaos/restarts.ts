@@ -1,0 +1,70 @@
+/**
+ * Restarts of the parts the managers depend on, mid-scenario: kube-apiserver with etcd under it
+ * (every watch breaks and the stores come back from etcd's data), then the Temporal server (every
+ * worker poll and every open activity's connection breaks; histories come back from its store).
+ * Each part dies by kill -9 and `up` starts it again on its data and its old port.
+ */
+import { isOurs, readPid } from '../starter/local/processes';
+import { up } from '../starter/local/stack';
+import { sleep } from '../bench/lib/util';
+import { pause } from './storm';
+
+export type RestartedPart = 'etcd' | 'kube-apiserver' | 'temporal';
+
+/** One planned restart: the parts killed together, after a pause from the previous one's end. */
+export interface PlannedRestart {
+  parts: RestartedPart[];
+  afterMs: number;
+}
+
+export interface RestartRecord {
+  parts: RestartedPart[];
+  /** ms since the restarts began */
+  atMs: number;
+  /** until every part answered again */
+  downForMs: number;
+}
+
+/** The restarts of one pass: the API server's storage first, then Temporal. */
+export function restartPlan(gapMs: number): PlannedRestart[] {
+  return [
+    { parts: ['etcd', 'kube-apiserver'], afterMs: gapMs },
+    { parts: ['temporal'], afterMs: gapMs },
+  ];
+}
+
+async function gone(pid: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`pid ${pid} still alive ${timeoutMs} ms after SIGKILL`);
+    await sleep(50);
+  }
+}
+
+/** Runs the plan against the stack in `dataDir`; stops early when `signal` aborts. */
+export async function runRestarts(dataDir: string, plan: PlannedRestart[], signal: AbortSignal, log: (line: string) => void): Promise<RestartRecord[]> {
+  const t0 = Date.now();
+  const done: RestartRecord[] = [];
+  for (const r of plan) {
+    await pause(r.afterMs, signal);
+    if (signal.aborted) break;
+    const at = Date.now();
+    for (const part of r.parts) {
+      const rec = readPid(dataDir, part);
+      // only ever a process the stack started (its pid file and binary agree)
+      if (!isOurs(rec)) throw new Error(`${part} is not running in ${dataDir}`);
+      process.kill(rec.pid, 'SIGKILL');
+      await gone(rec.pid, 10_000);
+    }
+    // `up` starts what died (and what depends on it) on the same data and, when free, the same ports
+    await up({ dataDir, log: (l) => log(`[stack] ${l}`) });
+    done.push({ parts: r.parts, atMs: at - t0, downForMs: Date.now() - at });
+    log(`restart ${done.length}/${plan.length}: ${r.parts.join(' + ')} at ${((at - t0) / 1000).toFixed(1)} s, back in ${((Date.now() - at) / 1000).toFixed(1)} s`);
+  }
+  return done;
+}
