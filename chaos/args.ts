@@ -11,10 +11,10 @@ export interface ChaosArgs {
   out: string;
 }
 
-export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace] [--kills N] [--seed N] [--out docs/RELIABILITY.md]
+export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace,endpoints] [--kills N] [--seed N] [--out docs/RELIABILITY.md]
 
   --quick          smaller workloads and fewer kills (about 10 minutes)
-  --scenarios L    which to run, comma-separated (default: all): rollout, foreground, jobs, namespace
+  --scenarios L    which to run, comma-separated (default: all): rollout, foreground, jobs, namespace, endpoints
   --kills N        replicas killed with kill -9 per scenario (default 20, quick 6), one every 5 to 20 s
   --seed N         the storm's seed: the same seed kills the same replicas at the same moments
   --out FILE       the docs file to write (default docs/RELIABILITY.md)

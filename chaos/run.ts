@@ -13,6 +13,7 @@ import { auditLogPath } from '../starter/local/stack';
 import { CHAOS_USAGE, ChaosUsageError, parseChaosArgs, type ChaosArgs } from './args';
 import { diffOutcomes } from './checks';
 import { passed, renderStorms, STORM_HEADING, type ChaosResults, type PassRecord, type ScenarioRecord } from './report';
+import { endpointsScenario } from './scenarios/endpoints';
 import { foregroundScenario } from './scenarios/foreground';
 import { jobsScenario } from './scenarios/jobs';
 import { namespaceScenario } from './scenarios/namespace';
@@ -20,7 +21,7 @@ import { rolloutScenario } from './scenarios/rollout';
 import type { ChaosContext, ChaosScenario } from './scenarios/types';
 import { planStorm, runStorm, seededRandom, type StormPlan } from './storm';
 
-const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario];
+const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario, endpointsScenario];
 const CHAOS_DATA_DIR = path.resolve(process.env.TEMPORAL_KCM_CHAOS_DATA_DIR ?? path.join(repoRoot, '.local', 'chaos-stack'));
 const REPLICAS = 3;
 /** how long the end state may take after the change (upstream) or after the storm (ours) */
