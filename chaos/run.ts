@@ -12,6 +12,7 @@ import { repoRoot } from '../starter/local/paths';
 import { auditLogPath } from '../starter/local/stack';
 import { CHAOS_USAGE, ChaosUsageError, parseChaosArgs, type ChaosArgs } from './args';
 import { diffOutcomes } from './checks';
+import { historyViolations, plantSecret } from './histories';
 import { passed, renderStorms, STORM_HEADING, type ChaosResults, type PassRecord, type ScenarioRecord } from './report';
 import { endpointsScenario } from './scenarios/endpoints';
 import { foregroundScenario } from './scenarios/foreground';
@@ -73,6 +74,7 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
   const kills = planStorm(stormPlan(args), REPLICAS, seededRandom(seed));
   try {
     for (let i = 0; i < REPLICAS; i++) slots.push(await start(i));
+    await plantSecret(ctx.rest, ctx.ns);
     await s.prepare(ctx);
     audit.mark();
     const t0 = Date.now();
@@ -93,6 +95,8 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     }
     const convergedAfterS = convergedAt === undefined ? undefined : (convergedAt - t0) / 1000;
     const { pass, outcome } = await finish(s, ctx, audit, convergedAfterS);
+    // no Secret's value in a history or log, no run over its history budget (chaos/histories.ts)
+    pass.violations.push(...await historyViolations({ temporalAddress: stack.temporalAddress, taskQueue, logFiles: slots.map((p) => p.logFile) }));
     const killsBeforeConverged = convergedAt === undefined ? record.length : record.filter((k) => t0 + k.atMs < convergedAt!).length;
     return { pass: { ...pass, kills: record, killsBeforeConverged }, outcome };
   } catch (e) {
