@@ -121,7 +121,7 @@ interface OwnerRef { kind?: string; name?: string; uid?: string; controller?: bo
 export interface SliceObj {
   metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: OwnerRef[] };
   addressType?: string;
-  endpoints?: Array<{ addresses?: string[]; hostname?: string; conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean }; targetRef?: ObjectRef }> | null;
+  endpoints?: Array<{ addresses?: string[]; hostname?: string; nodeName?: string; conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean }; targetRef?: ObjectRef }> | null;
   ports?: Port[] | null;
 }
 /** Everything the scenario's checks read, in one namespace. */
@@ -290,7 +290,8 @@ const byText = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.
  * slice" are checked as invariants instead).
  */
 export function outcomeOf(w: World): unknown {
-  const names = (as: Address[] | undefined) => (as ?? []).map((a) => a.targetRef?.name ?? '?').sort();
+  // which node a pod runs on is the scheduler's pick; that the address names one is the controller's
+  const names = (as: Address[] | undefined) => (as ?? []).map((a) => `${a.targetRef?.name ?? '?'}${a.nodeName ? '' : ' (no nodeName)'}`).sort();
   return {
     services: w.services.map((s) => s.metadata.name).sort(),
     endpoints: w.endpoints.map((e) => ({
@@ -305,7 +306,7 @@ export function outcomeOf(w: World): unknown {
           labels: strip(s.metadata.labels), annotations: strip(s.metadata.annotations), addressType: s.addressType, ports: s.ports ?? null,
           owners: (s.metadata.ownerReferences ?? []).map((o) => ({ kind: o.kind, name: o.name, controller: o.controller, blockOwnerDeletion: o.blockOwnerDeletion })),
         })))].sort(),
-        endpoints: mine.flatMap((s) => (s.endpoints ?? []).map((e) => ({ pod: e.targetRef?.name, kind: e.targetRef?.kind, hostname: e.hostname, addresses: (e.addresses ?? []).length, conditions: e.conditions })))
+        endpoints: mine.flatMap((s) => (s.endpoints ?? []).map((e) => ({ pod: e.targetRef?.name, kind: e.targetRef?.kind, hostname: e.hostname, nodeName: e.nodeName ? 'set' : undefined, addresses: (e.addresses ?? []).length, conditions: e.conditions })))
           .sort(byText),
       };
     }),

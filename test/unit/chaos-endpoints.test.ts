@@ -130,6 +130,9 @@ describe('the end state check', () => {
     const text = JSON.stringify(outcomeOf(good));
     for (const s of ['10.0.0', 'n1', 'last-change-trigger-time', 'web-x1']) expect(text).not.toContain(s);
     expect(outcomeOf(good)).toMatchObject({ endpoints: [{ name: 'web', subsets: [{ addresses: ['web-000'], notReadyAddresses: ['web-001'] }] }] });
+    // an address without its node shows (the slices' endpoints of this fixture name none)
+    const noNode: World = { ...good, endpoints: [{ ...endpoints, subsets: [{ addresses: [{ ip: '10.0.0.1', targetRef: ref('web-000') }] }] }] };
+    expect(outcomeOf(noNode)).toMatchObject({ endpoints: [{ subsets: [{ addresses: ['web-000 (no nodeName)'] }] }], slices: [{ endpoints: [{ pod: 'web-000', nodeName: undefined }, { pod: 'web-001' }] }] });
   });
 });
 
