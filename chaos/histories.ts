@@ -152,7 +152,7 @@ export async function plantSecret(rest: KubeRest, ns: string): Promise<void> {
  * workflow on the pass's task queue and the per-controller queues under it, and the replicas'
  * log files. A check that cannot run says so as a violation rather than passing unread.
  */
-export async function historyViolations(o: { temporalAddress: string; taskQueue: string; logFiles: string[]; threshold?: number }): Promise<string[]> {
+export async function historyViolations(o: { temporalAddress: string; taskQueue: string; logFiles: string[]; threshold?: number; log?: (line: string) => void }): Promise<string[]> {
   const needles = secretNeedles(CHAOS_SECRET_VALUE);
   const out: string[] = [];
   for (const f of [...new Set(o.logFiles)]) {
@@ -176,6 +176,8 @@ export async function historyViolations(o: { temporalAddress: string; taskQueue:
     }
     // a pass always has runs (the informer's at least): none means the query missed them
     if (!runs) out.push(`no workflow run found on task queue ${o.taskQueue}: the history check read nothing`);
+    const longest = lengths.reduce<(typeof lengths)[number] | undefined>((a, b) => (a && a.types.length >= b.types.length ? a : b), undefined);
+    o.log?.(`history check: ${runs} runs and ${new Set(o.logFiles).size} logs read; longest run ${longest ? `${longest.types.length} events (${longest.workflowId})` : '-'}`);
     out.push(...overBudget(lengths, o.threshold ?? RUN_DEFAULTS.maxHistoryEvents, HISTORY_MARGIN));
   } catch (e) {
     out.push(`the history check could not finish: ${String(e)}`);

@@ -96,7 +96,7 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     const convergedAfterS = convergedAt === undefined ? undefined : (convergedAt - t0) / 1000;
     const { pass, outcome } = await finish(s, ctx, audit, convergedAfterS);
     // no Secret's value in a history or log, no run over its history budget (chaos/histories.ts)
-    pass.violations.push(...await historyViolations({ temporalAddress: stack.temporalAddress, taskQueue, logFiles: slots.map((p) => p.logFile) }));
+    pass.violations.push(...await historyViolations({ temporalAddress: stack.temporalAddress, taskQueue, logFiles: slots.map((p) => p.logFile), log: (l) => log(`${s.slug}: ${l}`) }));
     const killsBeforeConverged = convergedAt === undefined ? record.length : record.filter((k) => t0 + k.atMs < convergedAt!).length;
     return { pass: { ...pass, kills: record, killsBeforeConverged }, outcome };
   } catch (e) {
