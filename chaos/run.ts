@@ -14,9 +14,11 @@ import { pkiPaths } from '../starter/local/pki';
 import { auditLogPath } from '../starter/local/stack';
 import { CHAOS_USAGE, ChaosUsageError, parseChaosArgs, type ChaosArgs } from './args';
 import { diffOutcomes } from './checks';
+import { historyViolations, plantSecret } from './histories';
 import { startFaultProxy, proxiedKubeconfig, type FaultPlan, type FaultProxy } from './proxy';
 import { FAULTS_HEADING, injected, passed, passPassed, renderFaults, type ChaosResults, type FaultName, type FaultedPass, type PassRecord, type ScenarioRecord } from './report';
 import { restartPlan, runRestarts, type RestartRecord } from './restarts';
+import { endpointsScenario } from './scenarios/endpoints';
 import { foregroundScenario } from './scenarios/foreground';
 import { jobsScenario } from './scenarios/jobs';
 import { namespaceScenario } from './scenarios/namespace';
@@ -24,7 +26,7 @@ import { rolloutScenario } from './scenarios/rollout';
 import type { ChaosContext, ChaosScenario } from './scenarios/types';
 import { planStorm, runStorm, seededRandom, type KillRecord, type StormPlan } from './storm';
 
-const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario];
+const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario, endpointsScenario];
 const CHAOS_DATA_DIR = path.resolve(process.env.TEMPORAL_KCM_CHAOS_DATA_DIR ?? path.join(repoRoot, '.local', 'chaos-stack'));
 /** kills need replicas to move work between; API faults and restarts hit one replica alone, the plain case */
 const replicasFor = (fault: FaultName) => (fault === 'kills' ? 3 : 1);
@@ -110,6 +112,7 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
   const plain: FaultedPass = { faults: fault, replicas, stable: false, violations: [], beforeConverged: 0, differences: [] };
   try {
     for (let i = 0; i < replicas; i++) slots.push(await start(i));
+    await plantSecret(ctx.rest, ctx.ns);
     await s.prepare(ctx);
     audit.mark();
     const t0 = Date.now();
@@ -132,6 +135,8 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     const record = await injecting;
     const convergedAfterS = convergedAt === undefined ? undefined : (convergedAt - t0) / 1000;
     const { pass, outcome } = await finish(s, ctx, audit, convergedAfterS);
+    // no Secret's value in a history or log, no run over its history budget (chaos/histories.ts)
+    pass.violations.push(...await historyViolations({ temporalAddress: stack.temporalAddress, taskQueue, logFiles: slots.map((p) => p.logFile), log: note }));
     const times = [...(record.kills ?? []), ...(record.restarts ?? [])].map((k) => k.atMs);
     const beforeConverged = convergedAt === undefined ? times.length : times.filter((at) => t0 + at < convergedAt!).length;
     return { pass: { ...plain, ...pass, ...record, api: proxy?.counts(), beforeConverged }, outcome };

@@ -89,6 +89,14 @@ export function createEndpointsActivities(deps: { rest: KubeRest; logger: Logger
   async function write(w: EndpointsWrite): Promise<SyncEndpointsResult> {
     const current = await get<EndpointsObject>(endpointsPath(w.namespace, w.name));
     if (current && endpointsUpToDate(current, w)) return { outcome: 'unchanged' };
+    // The API server deletes a Service's Endpoints together with the Service, and this write was
+    // decided from the workflow's view of the Service, which the watch brings a moment after the
+    // deletion: created now, the Endpoints of a Service that is gone would be back until the
+    // deletion's signal comes (the chaos endpoints churn saw one 80 ms after the Service's delete).
+    // Upstream reads the Endpoints from its informer, which still has them then, and its update
+    // (carrying their UID as a precondition) fails instead. Nothing is deleted here either: the
+    // workflow does that once the deletion's signal comes.
+    if (!current && !(await get<KubeObject>(servicePath(w.namespace, w.name)))) return { outcome: 'skipped', message: 'the Service is gone' };
     const body = nextEndpoints(current, w);
     try {
       if (!current) await rest.request('POST', endpointsPath(w.namespace), { body });

@@ -1,11 +1,13 @@
 import { cleanNamespace } from '../../bench/lib/stack';
+import { CHAOS_SECRET_VALUE } from '../histories';
 import type { ChaosContext, ChaosMode, ChaosScenario } from './types';
 
 /** objects in the namespace: ConfigMaps, Secrets and Services in equal shares */
 const size = (mode: ChaosMode) => (mode === 'full' ? 2000 : 300);
 const KINDS = [
   { path: 'configmaps', body: (name: string) => ({ metadata: { name }, data: { k: 'v' } }) },
-  { path: 'secrets', body: (name: string) => ({ metadata: { name }, stringData: { k: 'v' } }) },
+  // each Secret holds the run's secret value, which no history or log may show (chaos/histories.ts)
+  { path: 'secrets', body: (name: string) => ({ metadata: { name }, stringData: { k: CHAOS_SECRET_VALUE } }) },
   { path: 'services', body: (name: string) => ({ metadata: { name }, spec: { ports: [{ port: 80 }], clusterIP: 'None' } }) },
 ];
 
