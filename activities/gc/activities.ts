@@ -93,7 +93,7 @@ export function createGcActivities(deps: GcActivityDeps) {
             await rest.request('DELETE', path, { body: {
               preconditions: { uid: action.target.uid, ...(action.resourceVersion ? { resourceVersion: action.resourceVersion } : {}) },
               propagationPolicy: action.propagation,
-            } });
+            }, idempotent: true });
           } catch (e) {
             if (isStatus(e, 404)) return done(true);
             if (isStatus(e, 409)) return done(false, 'changed since it was read');

@@ -363,7 +363,8 @@ export function createJobActivities(deps: JobActivityDeps) {
         const ns = req.job.namespace;
         const failed = await perItem(req.pods, (p) => p.name, async (p) => {
           try {
-            const r = await rest.request<KubeObject>('POST', podPath(ns), { body: jobPodManifest(job, p) });
+            // deterministic names: a retried POST the server took the first time answers 409, read below as ours
+            const r = await rest.request<KubeObject>('POST', podPath(ns), { body: jobPodManifest(job, p), idempotent: true });
             created.push(jobPod(r.body));
             recordEvent(JOB_COMPONENT, target(req.job), 'Normal', 'SuccessfulCreate', `Created pod: ${p.name}`);
           } catch (e) {
@@ -393,7 +394,7 @@ export function createJobActivities(deps: JobActivityDeps) {
         const failed = await perItem(req.pods, (p) => p.name, async (p) => {
           try {
             if (req.removeFinalizer) await unfinalize(ns, p);
-            const r = await rest.request<KubeObject>('DELETE', podPath(ns, p.name), { body: { preconditions: { uid: p.uid } } });
+            const r = await rest.request<KubeObject>('DELETE', podPath(ns, p.name), { body: { preconditions: { uid: p.uid } }, idempotent: true });
             const after = r.body?.kind === 'Pod' && r.body.metadata?.deletionTimestamp ? jobPod(r.body) : undefined;
             deleted.push({ uid: p.uid, ...(after ? { pod: after } : {}) });
             recordEvent(JOB_COMPONENT, target(req.job), 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.name}`);

@@ -89,7 +89,8 @@ export async function createOwnedPods(rest: KubeRest, recordEvent: RecordEvent, 
   const failed = await writeEachPod(pods, (p) => p.metadata.name, async (pod) => {
     const name = pod.metadata.name;
     try {
-      created.push((await rest.request<KubeObject>('POST', podPath(ns), { body: pod })).body);
+      // a retried POST that the server took the first time answers 409, read below as ours
+      created.push((await rest.request<KubeObject>('POST', podPath(ns), { body: pod, idempotent: true })).body);
       recordEvent(owner.component, owner.target, 'Normal', 'SuccessfulCreate', (owner.messages ?? REPLICA_MESSAGES).created(name));
     } catch (e) {
       if (!isStatus(e, 409)) throw e;
@@ -125,7 +126,7 @@ export async function deleteOwnedPods(rest: KubeRest, recordEvent: RecordEvent, 
   const deleted: string[] = [];
   const failed = await writeEachPod(pods, (p) => p.name, async (p) => {
     try {
-      await rest.request('DELETE', podPath(owner.target.namespace, p.name), { body: { preconditions: { uid: p.uid } } });
+      await rest.request('DELETE', podPath(owner.target.namespace, p.name), { body: { preconditions: { uid: p.uid } }, idempotent: true });
       recordEvent(owner.component, owner.target, 'Normal', 'SuccessfulDelete', (owner.messages ?? REPLICA_MESSAGES).deleted(p.name));
     } catch (e) {
       if (!isStatus(e, 404, 409)) throw e;

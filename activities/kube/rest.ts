@@ -43,6 +43,34 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** e.g. metadata-only lists: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1 */
   accept?: string;
+  /**
+   * repeating the request has the effect of sending it once, so a transient failure is retried here
+   * as a GET's is (a delete with a UID precondition; a create under a deterministic name whose
+   * caller takes a 409 for "made by an earlier try")
+   */
+  idempotent?: boolean;
+}
+
+/** Retries inside one call, after the first try: kept short, the activity's own retries come next. */
+export const CALL_RETRIES = 4;
+/** the longest Retry-After honoured inside a call; a longer one is left to the activity's retry */
+const MAX_RETRY_AFTER_S = 5;
+
+/**
+ * Whether a failed call is tried again inside `request`, and after how long (undefined: no).
+ * client-go's rest client does the first part: a throttled answer (429, or a 5xx with Retry-After)
+ * is sent again after the server's Retry-After, whatever the verb, since the server did nothing.
+ * The second is ours: a read, or a write its caller marks idempotent, is tried again on any
+ * transient failure (no answer, 429, 5xx) after 100 ms doubling. Our activities make many calls
+ * and fail whole, so without it a batch of n calls would need every one to succeed in one try
+ * (at a 1% failure rate, a 200-call batch would fail 87% of its tries).
+ */
+export function callRetryDelayMs(method: string, idempotent: boolean, err: ApiError, retry: number): number | undefined {
+  if (retry >= CALL_RETRIES || !err.transient) return undefined;
+  if (err.retryAfterSeconds !== undefined && err.status !== 0) {
+    return err.retryAfterSeconds <= MAX_RETRY_AFTER_S ? Math.max(0, err.retryAfterSeconds) * 1000 : undefined;
+  }
+  return method === 'GET' || idempotent ? 100 * 2 ** retry : undefined;
 }
 
 export type ApiObserver = (verb: string, path: string, status: number) => void;
@@ -266,6 +294,18 @@ export class KubeRest {
   }
 
   async request<T = unknown>(method: string, path: string, ro: RequestOptions = {}): Promise<RestResponse<T>> {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await this.requestAuthenticated<T>(method, path, ro);
+      } catch (e) {
+        const wait = e instanceof ApiError ? callRetryDelayMs(method, ro.idempotent ?? false, e, retry) : undefined;
+        if (wait === undefined) throw e;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+
+  private async requestAuthenticated<T>(method: string, path: string, ro: RequestOptions): Promise<RestResponse<T>> {
     try {
       return await this.requestOnce<T>(method, path, ro);
     } catch (e) {
