@@ -2,7 +2,8 @@
  * Restarts of the parts the managers depend on, mid-scenario: kube-apiserver with etcd under it
  * (every watch breaks and the stores come back from etcd's data), then the Temporal server (every
  * worker poll and every open activity's connection breaks; histories come back from its store).
- * Each part dies by kill -9 and `up` starts it again on its data and its old port.
+ * Each part dies by kill -9 and `up` starts it again on its data and its old port; the parts
+ * that depend on it (kube-scheduler, kwok) stay up and reconnect, as they would in a cluster.
  */
 import { isOurs, readPid } from '../starter/local/processes';
 import { up } from '../starter/local/stack';
@@ -61,8 +62,9 @@ export async function runRestarts(dataDir: string, plan: PlannedRestart[], signa
       process.kill(rec.pid, 'SIGKILL');
       await gone(rec.pid, 10_000);
     }
-    // `up` starts what died (and what depends on it) on the same data and, when free, the same ports
-    await up({ dataDir, log: (l) => log(`[stack] ${l}`) });
+    // `up` starts what died on the same data and ports; what depends on it (the scheduler, kwok's
+    // kubelets) keeps running, as it would in a cluster whose API server restarts
+    await up({ dataDir, restartDependents: false, log: (l) => log(`[stack] ${l}`) });
     done.push({ parts: r.parts, atMs: at - t0, downForMs: Date.now() - at });
     log(`restart ${done.length}/${plan.length}: ${r.parts.join(' + ')} at ${((at - t0) / 1000).toFixed(1)} s, back in ${((Date.now() - at) / 1000).toFixed(1)} s`);
   }

@@ -78,6 +78,13 @@ export interface UpOptions {
   ports?: Partial<Record<PortName, number>>;
   log?: Logger;
   timeoutMs?: number;
+  /**
+   * false: a part whose dependency is started again keeps running, as kubelets and schedulers
+   * keep running when a cluster's kube-apiserver restarts (the chaos restarts); the restarted
+   * part must then get its old port back, or `up` fails. Default true: dependents start again
+   * too, since a dependency may come back on another port.
+   */
+  restartDependents?: boolean;
 }
 
 export class StackError extends Error {}
@@ -580,7 +587,7 @@ export async function up(opts: UpOptions): Promise<StackState> {
     for (const c of components) {
       const rec = readPid(dataDir, c.name);
       const running = isOurs(rec) && prev !== undefined;
-      const depRestarts = c.dependsOn.some((d) => willStart.has(d));
+      const depRestarts = opts.restartDependents !== false && c.dependsOn.some((d) => willStart.has(d));
       const reconfigured = running && !depRestarts && (
         (c.name === 'kube-apiserver' && policyChanged) ||
         // a running part keeps its ports, so the previous ones give the flags it would get now
@@ -605,6 +612,11 @@ export async function up(opts: UpOptions): Promise<StackState> {
         const requested = opts.ports?.[p] ?? 0;
         const previous = prev?.ports[p];
         if (requested > 0) ports[p] = await alloc.take(purpose, requested, host);
+        else if (opts.restartDependents === false && previous) {
+          // parts left running hold its old address in their kubeconfigs
+          if (!(await isPortFree(previous, host))) throw new StackError(`${purpose}: port ${previous} is taken, and the parts that depend on it were asked to keep running`);
+          ports[p] = await alloc.take(purpose, previous, host);
+        }
         // Same port as last time when we can: Web UI bookmarks and exported env stay valid.
         else if (previous && (await isPortFree(previous, host))) ports[p] = await alloc.take(purpose, previous, host).catch(() => alloc.take(purpose, 0, host));
         else ports[p] = await alloc.take(purpose, 0, host);
