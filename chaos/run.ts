@@ -1,6 +1,7 @@
 /**
- * `npm run chaos`: scenarios under kill storms, each set beside upstream kube-controller-manager's
- * end state without faults; see chaos/args.ts for the flags and docs/RELIABILITY.md for results.
+ * `npm run chaos`: scenarios under faults (kill storms, API faults through a proxy, restarts of the
+ * stack's parts), each set beside upstream kube-controller-manager's end state without faults; see
+ * chaos/args.ts for the flags and docs/RELIABILITY.md for results.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
