@@ -5,9 +5,8 @@
  * Each part dies by kill -9 and `up` starts it again on its data and its old port; the parts
  * that depend on it (kube-scheduler, kwok) stay up and reconnect, as they would in a cluster.
  */
-import { isOurs, readPid } from '../starter/local/processes';
+import { stopProcess } from '../starter/local/processes';
 import { up } from '../starter/local/stack';
-import { sleep } from '../bench/lib/util';
 import { pause } from './storm';
 
 export type RestartedPart = 'etcd' | 'kube-apiserver' | 'temporal';
@@ -34,19 +33,6 @@ export function restartPlan(gapMs: number): PlannedRestart[] {
   ];
 }
 
-async function gone(pid: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
-    if (Date.now() > deadline) throw new Error(`pid ${pid} still alive ${timeoutMs} ms after SIGKILL`);
-    await sleep(50);
-  }
-}
-
 /** Runs the plan against the stack in `dataDir`; stops early when `signal` aborts. */
 export async function runRestarts(dataDir: string, plan: PlannedRestart[], signal: AbortSignal, log: (line: string) => void): Promise<RestartRecord[]> {
   const t0 = Date.now();
@@ -56,11 +42,8 @@ export async function runRestarts(dataDir: string, plan: PlannedRestart[], signa
     if (signal.aborted) break;
     const at = Date.now();
     for (const part of r.parts) {
-      const rec = readPid(dataDir, part);
-      // only ever a process the stack started (its pid file and binary agree)
-      if (!isOurs(rec)) throw new Error(`${part} is not running in ${dataDir}`);
-      process.kill(rec.pid, 'SIGKILL');
-      await gone(rec.pid, 10_000);
+      // only ever a process the stack started (its pid file and binary agree), killed at once
+      if ((await stopProcess(dataDir, part, 0, 'SIGKILL')) === 'not-running') throw new Error(`${part} is not running in ${dataDir}`);
     }
     // `up` starts what died on the same data and ports; what depends on it (the scheduler, kwok's
     // kubelets) keeps running, as it would in a cluster whose API server restarts

@@ -85,21 +85,25 @@ export function createGcActivities(deps: GcActivityDeps) {
           key: 'target' in action ? `${action.target.namespace ?? ''}/${action.target.name}` : `${action.owner.namespace ?? ''}/${action.owner.name}` }, 'garbage collector write');
         return ok ? { ok: true as const } : { ok: false as const, reason };
       };
+      // a write guarded by UID or resourceVersion: gone already is done, a 409 means look again
+      const guarded = async (write: () => Promise<unknown>) => {
+        try {
+          await write();
+        } catch (e) {
+          if (isStatus(e, 404)) return done(true);
+          if (isStatus(e, 409)) return done(false, 'changed since it was read');
+          throw e;
+        }
+        return done(true);
+      };
       switch (action.type) {
         case 'deleteObject': {
           const path = await pathOf(action.target);
           if (!path) return done(false, 'unknown kind');
-          try {
-            await rest.request('DELETE', path, { body: {
-              preconditions: { uid: action.target.uid, ...(action.resourceVersion ? { resourceVersion: action.resourceVersion } : {}) },
-              propagationPolicy: action.propagation,
-            }, idempotent: true });
-          } catch (e) {
-            if (isStatus(e, 404)) return done(true);
-            if (isStatus(e, 409)) return done(false, 'changed since it was read');
-            throw e;
-          }
-          return done(true);
+          return guarded(() => rest.request('DELETE', path, { body: {
+            preconditions: { uid: action.target.uid, ...(action.resourceVersion ? { resourceVersion: action.resourceVersion } : {}) },
+            propagationPolicy: action.propagation,
+          }, idempotent: true }));
         }
         case 'removeOwnerReferences':
         case 'unblockOwnerReferences': {
@@ -130,19 +134,14 @@ export function createGcActivities(deps: GcActivityDeps) {
         case 'removeFinalizer': {
           const path = await pathOf(action.target);
           if (!path) return done(false, 'unknown kind');
-          try {
+          return guarded(async () => {
             const cur = (await rest.request<KubeObject & { metadata?: { finalizers?: string[] } }>('GET', path)).body.metadata;
-            if (cur?.uid !== action.target.uid || !(cur.finalizers ?? []).includes(action.finalizer)) return done(true);
+            if (cur?.uid !== action.target.uid || !(cur.finalizers ?? []).includes(action.finalizer)) return;
             await rest.request('PATCH', path, {
               body: { metadata: { uid: cur.uid, resourceVersion: cur.resourceVersion, finalizers: (cur.finalizers ?? []).filter((f) => f !== action.finalizer) } },
               contentType: 'application/merge-patch+json',
             });
-          } catch (e) {
-            if (isStatus(e, 404)) return done(true);
-            if (isStatus(e, 409)) return done(false, 'changed since it was read');
-            throw e;
-          }
-          return done(true);
+          });
         }
         case 'warningEvent':
           deps.recordEvent('garbage-collector-controller', {
