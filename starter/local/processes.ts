@@ -55,6 +55,29 @@ export function isOurs(rec: PidRecord | undefined): rec is PidRecord {
   }
 }
 
+/** /proc/<pid>/stat: the state (field 3) and the start time (field 22); undefined when there is no such process. */
+function procStat(pid: number): { state: string; startTime: string } | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command name (field 2) may hold spaces and parentheses: fields are counted after its last ')'
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: rest[0], startTime: rest[19] };
+  } catch {
+    return undefined;
+  }
+}
+
+const startTime = (pid: number) => procStat(pid)?.startTime;
+
+/**
+ * Has the process finished exiting: no such pid, or a zombie (Z, X: every file it held is
+ * closed by then), or the pid now names a later process (another start time)?
+ */
+function exited(pid: number, started: string | undefined): boolean {
+  const s = procStat(pid);
+  return !s || s.state === 'Z' || s.state === 'X' || s.startTime !== started;
+}
+
 export interface StartSpec {
   name: string;
   binary: string;
@@ -101,17 +124,20 @@ export async function stopProcess(dataDir: string, name: string, graceMs = 10_00
     removePid(dataDir, name);
     return 'not-running';
   }
+  const started = startTime(rec.pid);
   try {
     // The process leads its own group (detached), so this also reaches any helper it forked.
     process.kill(-rec.pid, signal);
   } catch {
     try { process.kill(rec.pid, signal); } catch { /* already gone */ }
   }
+  // not isOurs: an exiting process loses its command line before it closes its files, so it
+  // would pass for gone while its listening sockets still hold the ports a restart needs
   const deadline = Date.now() + graceMs;
-  while (isOurs(rec) && Date.now() < deadline) await sleep(100);
-  if (isOurs(rec)) {
+  while (!exited(rec.pid, started) && Date.now() < deadline) await sleep(50);
+  if (!exited(rec.pid, started)) {
     try { process.kill(-rec.pid, 'SIGKILL'); } catch { try { process.kill(rec.pid, 'SIGKILL'); } catch { /* gone */ } }
-    while (isOurs(rec)) await sleep(50);
+    while (!exited(rec.pid, started)) await sleep(50);
   }
   removePid(dataDir, name);
   return 'stopped';
