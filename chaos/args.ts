@@ -16,11 +16,12 @@ export interface ChaosArgs {
   out: string;
 }
 
-export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace,endpoints] [--faults kills,api,restarts]
+export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace,endpoints,hostile] [--faults kills,api,restarts]
                                [--fault-rate 0.2] [--kills N] [--seed N] [--out docs/RELIABILITY.md]
 
   --quick          smaller workloads and fewer kills
-  --scenarios L    which to run, comma-separated (default: all): rollout, foreground, jobs, namespace, endpoints
+  --scenarios L    which to run, comma-separated (default: all): rollout, foreground, jobs, namespace, endpoints,
+                   hostile (the corpus of valid objects controllers may choke on)
   --faults L       which kinds of fault, one pass of ours each (default: all): kills (replicas killed with
                    kill -9), api (requests refused and watches cut by a proxy), restarts (etcd and
                    kube-apiserver, then the Temporal server, killed and started again)

@@ -79,3 +79,49 @@ export function podsDeleted(events: AuditEvent[], ns: string): Set<string> {
   }
   return out;
 }
+
+/** The garbage collector's identity under --use-service-account-credentials. */
+const GC_USER = `${CONTROLLER_USER_PREFIX}generic-garbage-collector`;
+
+type Body = Record<string, unknown>;
+const asBody = (v: unknown): Body | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Body : undefined);
+const metaOf = (v: unknown) => asBody(asBody(v)?.metadata);
+const nonEmpty = (v: unknown) => typeof v === 'string' && v !== '';
+
+/**
+ * Controller writes that went out without the precondition they need, from the audit log's
+ * Request-level bodies (the local stack keeps controllers' updates, patches and deletes so):
+ * - an update (a PUT of the whole object, any subresource) without metadata.resourceVersion would
+ *   overwrite whatever another writer stored since the controller read it;
+ * - a patch that changes ownerReferences (adopting, releasing, unblocking, dropping a dangling
+ *   owner) without metadata.uid or resourceVersion could change the ownership of a later object
+ *   that took the same name;
+ * - a delete by the garbage collector without preconditions.uid could delete such a later object.
+ * These are the preconditions upstream's controllers send; other patches and deletes (a pod's
+ * status, a ReplicaSet's surplus pod) are conditional on nothing upstream either.
+ */
+export function preconditionViolations(events: AuditEvent[]): string[] {
+  // one line per rule, resource and writer, with its count and first instance: a bug repeats per object
+  const found = new Map<string, { n: number; first: string }>();
+  const add = (rule: string, e: AuditEvent, what: string) => {
+    const key = `${e.verb} ${e.objectRef?.resource ?? '?'}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''} ${e.user.username} ${rule}`;
+    const f = found.get(key);
+    if (f) f.n++;
+    else found.set(key, { n: 1, first: `${what} ${rule}` });
+  };
+  for (const e of events) {
+    // a delete sent with no body has no requestObject even at Request level: no preconditions
+    if (!e.user.username.startsWith(CONTROLLER_USER_PREFIX) || e.level !== 'Request') continue;
+    const o = e.objectRef;
+    const what = `${e.verb} of ${o?.resource ?? '?'}${o?.subresource ? `/${o.subresource}` : ''} ${o?.namespace ? `${o.namespace}/` : ''}${o?.name ?? '?'} by ${e.user.username.slice(CONTROLLER_USER_PREFIX.length)}`;
+    const meta = metaOf(e.requestObject);
+    if (e.verb === 'update' && !nonEmpty(meta?.resourceVersion)) add('without metadata.resourceVersion', e, what);
+    if (e.verb === 'patch' && meta && 'ownerReferences' in meta && !nonEmpty(meta.uid) && !nonEmpty(meta.resourceVersion)) {
+      add('changes ownerReferences without metadata.uid or resourceVersion', e, what);
+    }
+    if (e.verb === 'delete' && e.user.username === GC_USER && !nonEmpty(asBody(asBody(e.requestObject)?.preconditions)?.uid)) {
+      add('without preconditions.uid', e, what);
+    }
+  }
+  return [...found.values()].map((f) => (f.n > 1 ? `${f.first} (and ${f.n - 1} more like it)` : f.first));
+}

@@ -14,20 +14,21 @@ import { repoRoot } from '../starter/local/paths';
 import { pkiPaths } from '../starter/local/pki';
 import { auditLogPath } from '../starter/local/stack';
 import { CHAOS_USAGE, ChaosUsageError, parseChaosArgs, type ChaosArgs } from './args';
-import { diffOutcomes } from './checks';
+import { diffOutcomes, preconditionViolations } from './checks';
 import { historyViolations, plantSecret } from './histories';
 import { startFaultProxy, proxiedKubeconfig, type FaultPlan, type FaultProxy } from './proxy';
 import { FAULTS_HEADING, injected, passed, passPassed, renderFaults, type ChaosResults, type FaultName, type FaultedPass, type PassRecord, type ScenarioRecord } from './report';
 import { restartPlan, runRestarts, type RestartRecord } from './restarts';
 import { endpointsScenario } from './scenarios/endpoints';
 import { foregroundScenario } from './scenarios/foreground';
+import { hostileScenario } from './scenarios/hostile';
 import { jobsScenario } from './scenarios/jobs';
 import { namespaceScenario } from './scenarios/namespace';
 import { rolloutScenario } from './scenarios/rollout';
 import type { ChaosContext, ChaosScenario } from './scenarios/types';
 import { planStorm, runStorm, seededRandom, type KillRecord, type StormPlan } from './storm';
 
-const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario, endpointsScenario];
+const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario, endpointsScenario, hostileScenario];
 const CHAOS_DATA_DIR = path.resolve(process.env.TEMPORAL_KCM_CHAOS_DATA_DIR ?? path.join(repoRoot, '.local', 'chaos-stack'));
 /** kills need replicas to move work between; API faults and restarts hit one replica alone, the plain case */
 const replicasFor = (fault: FaultName) => (fault === 'kills' ? 3 : 1);
@@ -56,7 +57,9 @@ async function finish(s: ChaosScenario, ctx: ChaosContext, audit: AuditLog, conv
     await sleep(SETTLE_MS);
     stable = await s.converged(ctx).catch(() => false);
   }
-  return { pass: { convergedAfterS, stable, violations: await s.violations(ctx, audit.events()) }, outcome: await s.outcome(ctx) };
+  const events = audit.events();
+  const violations = [...await s.violations(ctx, events), ...preconditionViolations(events)];
+  return { pass: { convergedAfterS, stable, violations }, outcome: await s.outcome(ctx) };
 }
 
 async function upstreamPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, audit: AuditLog): Promise<{ pass: PassRecord; outcome?: unknown }> {
@@ -124,11 +127,13 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
       : Promise.resolve({});
     // a failed restart rejects the injection: noted here, thrown by the await below
     let injectedUntil: number | undefined;
-    injecting.then(() => { injectedUntil = Date.now(); }, () => { injectedUntil = Date.now(); });
+    let injectionFailed = false;
+    injecting.then(() => { injectedUntil = Date.now(); }, () => { injectedUntil = Date.now(); injectionFailed = true; });
     await s.act(ctx);
     // the first moment the end state holds, watched while the faults go on
     let convergedAt: number | undefined;
     while (convergedAt === undefined) {
+      if (injectionFailed) break;
       if (await s.converged(ctx).catch(() => false)) convergedAt = Date.now();
       else if (injectedUntil !== undefined && Date.now() - injectedUntil > CONVERGE_TIMEOUT_MS) break;
       else await sleep(250);
@@ -137,6 +142,8 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     const convergedAfterS = convergedAt === undefined ? undefined : (convergedAt - t0) / 1000;
     const { pass, outcome } = await finish(s, ctx, audit, convergedAfterS);
     // no Secret's value in a history or log, no run over its history budget (chaos/histories.ts)
+    // every replica the faults left running is still running: none crashed on what it was given
+    pass.violations.push(...slots.flatMap((p, i) => (p.alive() ? [] : [`replica ${i} (pid ${p.pid}) exited on its own; see ${p.logFile}`])));
     pass.violations.push(...await historyViolations({ temporalAddress: stack.temporalAddress, taskQueue, logFiles: slots.map((p) => p.logFile), log: note }));
     const times = [...(record.kills ?? []), ...(record.restarts ?? [])].map((k) => k.atMs);
     const beforeConverged = convergedAt === undefined ? times.length : times.filter((at) => t0 + at < convergedAt!).length;
@@ -185,7 +192,7 @@ async function main(): Promise<number> {
         const differences = up.outcome !== undefined && ours.outcome !== undefined ? diffOutcomes(up.outcome, ours.outcome) : [];
         const pass = { ...ours.pass, differences };
         record.ours.push(pass);
-        log(`${slug} (${fault}): ${passPassed(pass) ? 'passed' : 'FAILED'} (upstream ${up.pass.convergedAfterS?.toFixed(1) ?? '-'} s, ours ${pass.convergedAfterS?.toFixed(1) ?? '-'} s, ${pass.violations.length} violations, ${differences.length} differences; ${injected(pass)})`);
+        log(`${slug} (${fault}): ${passPassed(pass) ? 'passed' : 'FAILED'} (upstream ${up.pass.convergedAfterS?.toFixed(1) ?? '-'} s, ours ${pass.convergedAfterS?.toFixed(1) ?? '-'} s, ${pass.violations.length} violations, ${differences.length} differences; ${injected(pass)})${pass.error ? `: ${pass.error}` : ''}`);
       }
       results.scenarios.push(record);
     }

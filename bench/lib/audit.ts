@@ -1,12 +1,19 @@
 import * as fs from 'node:fs';
 
-/** What the checks read of an audit event (the local stack logs at Metadata level: writes, lists and watches, not gets). */
+/**
+ * What the checks read of an audit event. The local stack logs writes, lists and watches (not gets)
+ * at Metadata level, and controllers' updates, patches and deletes at Request level, which adds
+ * `requestObject`: the body sent (the object of an update, the patch, the DeleteOptions of a delete).
+ */
 export interface AuditEvent {
+  /** Metadata or Request (see the policy in starter/local/stack.ts) */
+  level?: string;
   verb: string;
   user: { username: string };
   userAgent?: string;
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
+  requestObject?: unknown;
 }
 
 /**

@@ -543,8 +543,11 @@ function recoveryHint(dataDir: string, name: ComponentName): string {
  * kubeconfig may name a new apiserver port).
  */
 /**
- * Writes, lists and watches, at Metadata level (no bodies, so no Secret data), events left out:
- * who wrote what, and how many lists and watches each client opened.
+ * Writes, lists and watches, events left out, at Metadata level (who wrote what, how many lists and
+ * watches each client opened); except that the updates, patches and deletes of controllers (kube-system
+ * service accounts, as both managers write with --use-service-account-credentials) are kept at
+ * Request level, bodies included, so a checker can see the preconditions they carry. Secrets stay at
+ * Metadata whoever writes them: no Secret bytes in the log.
  */
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -556,6 +559,14 @@ rules:
     resources: [events]
   - group: events.k8s.io
     resources: [events]
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection, list, watch]
+  resources:
+  - group: ""
+    resources: [secrets]
+- level: Request
+  userGroups: ["system:serviceaccounts:kube-system"]
+  verbs: [update, patch, delete]
 - level: Metadata
   verbs: [create, update, patch, delete, deletecollection, list, watch]
 - level: None

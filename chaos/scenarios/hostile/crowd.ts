@@ -1,0 +1,72 @@
+import { waitFor } from '../../../bench/lib/util';
+import type { ChaosContext, ChaosMode } from '../types';
+import { eventReasons, get, list, post, type HostileItem, type Meta } from './item';
+
+/**
+ * One Service selecting 5,000 pods (1,100 quick: still past the Endpoints limit). Upstream's
+ * Endpoints hold at most 1,000 addresses and say so in the over-capacity annotation; the
+ * EndpointSlices hold every pod, 100 to a slice.
+ */
+const size = (mode: ChaosMode) => (mode === 'full' ? 5_000 : 1_100);
+const NAME = 'crowd';
+const OVER_CAPACITY = 'endpoints.kubernetes.io/over-capacity';
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+interface Pod { metadata: Meta; status?: { podIP?: string; conditions?: Array<{ type: string; status: string }> } }
+interface Address { ip: string }
+interface Endpoints { metadata: Meta; subsets?: Array<{ addresses?: Address[]; notReadyAddresses?: Address[] }> }
+interface Slice { metadata: Meta; endpoints?: Array<{ conditions?: { ready?: boolean } }> | null }
+
+const podName = (i: number) => `crowd-${String(i).padStart(4, '0')}`;
+const addresses = (e: Endpoints | undefined) => (e?.subsets ?? []).reduce((n, s) => n + (s.addresses?.length ?? 0) + (s.notReadyAddresses?.length ?? 0), 0);
+const slices = (ctx: ChaosContext) => list<Slice>(ctx, `/apis/discovery.k8s.io/v1/namespaces/${ctx.ns}/endpointslices?labelSelector=${encodeURIComponent(`${SERVICE_NAME_LABEL}=${NAME}`)}`);
+const endpointsIn = (ss: Slice[]) => ss.reduce((n, s) => n + (s.endpoints?.length ?? 0), 0);
+const partial = { accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' };
+
+export const crowdedService: HostileItem = {
+  slug: 'crowded-service',
+  what: 'one Service selecting 5,000 pods (1,100 quick)',
+  controllers: ['endpoint', 'endpointslice'],
+
+  async prepare(ctx) {
+    const n = size(ctx.mode);
+    const names = Array.from({ length: n }, (_, i) => podName(i));
+    // a few writers at once: thousands of pods one by one would take minutes
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      for (let name = names.shift(); name; name = names.shift()) {
+        await post(ctx, `/api/v1/namespaces/${ctx.ns}/pods`, {
+          metadata: { name, labels: { app: NAME } },
+          spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image: 'registry.invalid/crowd:1', ports: [{ name: 'http', containerPort: 8080 }] }] },
+        });
+      }
+    }));
+    await waitFor(`${n} crowd pods ready`, async () => {
+      const pods = await list<Pod>(ctx, `/api/v1/namespaces/${ctx.ns}/pods?labelSelector=app%3D${NAME}`);
+      return pods.filter((p) => p.status?.podIP && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')).length === n;
+    }, 600_000, 2_000);
+  },
+
+  async act(ctx) {
+    await post(ctx, `/api/v1/namespaces/${ctx.ns}/services`, { metadata: { name: NAME }, spec: { selector: { app: NAME }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] } });
+  },
+
+  async settled(ctx) {
+    const e = await get<Endpoints>(ctx, `/api/v1/namespaces/${ctx.ns}/endpoints/${NAME}`);
+    return addresses(e) === 1000 && endpointsIn(await slices(ctx)) === size(ctx.mode);
+  },
+
+  async view(ctx) {
+    const e = await get<Endpoints>(ctx, `/api/v1/namespaces/${ctx.ns}/endpoints/${NAME}`);
+    const ss = await slices(ctx);
+    return {
+      endpoints: e && { addresses: addresses(e), overCapacity: e.metadata.annotations?.[OVER_CAPACITY] ?? null },
+      slices: { count: ss.length, endpoints: endpointsIn(ss), ready: ss.reduce((n, s) => n + (s.endpoints ?? []).filter((x) => x.conditions?.ready).length, 0), largest: Math.max(0, ...ss.map((s) => s.endpoints?.length ?? 0)) },
+      serviceWarnings: await eventReasons(ctx, ctx.ns, 'Service', NAME, 'Warning'),
+    };
+  },
+
+  async cleanup(ctx) {
+    await ctx.rest.request('DELETE', `/api/v1/namespaces/${ctx.ns}/pods?labelSelector=app%3D${NAME}`, { body: { gracePeriodSeconds: 0 } }).catch(() => undefined);
+    await waitFor('the crowd gone', async () => ((await ctx.rest.request<{ items: unknown[] | null }>('GET', `/api/v1/namespaces/${ctx.ns}/pods?labelSelector=app%3D${NAME}&limit=1`, partial)).body.items ?? []).length === 0, 300_000, 1_000).catch(() => undefined);
+  },
+};

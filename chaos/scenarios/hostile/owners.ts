@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import type { ChaosContext } from '../types';
+import { get, gone, list, mergePatch, type HostileItem, type Meta } from './item';
+
+/**
+ * Owner references the garbage collector must not be fooled by:
+ * - two ConfigMaps owning each other, both blocking, one deleted in the foreground: upstream breaks
+ *   the cycle (the dependent stops blocking its owner) and both go;
+ * - references to UIDs that never existed, under a name nothing has, and under the name of an
+ *   object that does exist: the dependent goes;
+ * - one dangling and one real owner: only the dangling reference is dropped;
+ * - a reference to a kind no API serves: upstream cannot look the owner up, keeps the dependent,
+ *   and tries again with backoff (the collector must neither delete it nor spin on it).
+ */
+const CM = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
+const NAMES = {
+  anchor: 'owner-anchor',
+  cycleA: 'owner-cycle-a', cycleB: 'owner-cycle-b',
+  ghost: 'owner-dangling-ghost', wrongUid: 'owner-dangling-wrong-uid', mixed: 'owner-dangling-mixed', unknownKind: 'owner-unknown-kind',
+};
+const ALL = Object.values(NAMES);
+
+interface ConfigMap { metadata: Meta }
+const ref = (name: string, uid: string, block = false) => ({ apiVersion: 'v1', kind: 'ConfigMap', name, uid, ...(block ? { blockOwnerDeletion: true } : {}) });
+const make = async (ctx: ChaosContext, name: string, ownerReferences?: unknown[]) =>
+  (await ctx.rest.request<ConfigMap>('POST', CM(ctx.ns), { body: { metadata: { name, ...(ownerReferences ? { ownerReferences } : {}) }, data: { k: 'v' } } })).body.metadata.uid;
+
+async function present(ctx: ChaosContext): Promise<Map<string, ConfigMap>> {
+  const cms = await list<ConfigMap>(ctx, CM(ctx.ns));
+  return new Map(cms.filter((c) => ALL.includes(c.metadata.name)).map((c) => [c.metadata.name, c]));
+}
+
+export const ownerReferences: HostileItem = {
+  slug: 'owner-references',
+  what: 'an ownership cycle deleted in the foreground; owners that never existed; an owner of a kind no API serves',
+  controllers: ['garbagecollector'],
+
+  async act(ctx) {
+    const anchor = await make(ctx, NAMES.anchor);
+    const a = await make(ctx, NAMES.cycleA);
+    const b = await make(ctx, NAMES.cycleB, [ref(NAMES.cycleA, a, true)]);
+    await mergePatch(ctx, `${CM(ctx.ns)}/${NAMES.cycleA}`, { metadata: { ownerReferences: [ref(NAMES.cycleB, b, true)] } });
+    await ctx.rest.request('DELETE', `${CM(ctx.ns)}/${NAMES.cycleA}`, { body: { propagationPolicy: 'Foreground' } });
+    await make(ctx, NAMES.ghost, [ref('owner-never-was', randomUUID())]);
+    await make(ctx, NAMES.wrongUid, [ref(NAMES.anchor, randomUUID())]);
+    await make(ctx, NAMES.mixed, [ref('owner-never-was', randomUUID()), ref(NAMES.anchor, anchor)]);
+    await make(ctx, NAMES.unknownKind, [{ apiVersion: 'hostile.example.com/v1', kind: 'Phantom', name: 'phantom', uid: randomUUID() }]);
+  },
+
+  async settled(ctx) {
+    const cms = await present(ctx);
+    const mixedOwners = cms.get(NAMES.mixed)?.metadata.ownerReferences ?? [];
+    return !cms.has(NAMES.cycleA) && !cms.has(NAMES.cycleB) && !cms.has(NAMES.ghost) && !cms.has(NAMES.wrongUid)
+      && mixedOwners.length === 1 && cms.has(NAMES.unknownKind);
+  },
+
+  async view(ctx) {
+    const cms = await present(ctx);
+    return ALL.map((name) => {
+      const c = cms.get(name);
+      return {
+        name, exists: c !== undefined, deleting: c?.metadata.deletionTimestamp !== undefined, finalizers: c?.metadata.finalizers,
+        owners: c?.metadata.ownerReferences?.map((r) => `${r.kind}/${r.name}${r.blockOwnerDeletion ? ' (blocking)' : ''}`).sort(),
+      };
+    });
+  },
+
+  async cleanup(ctx) {
+    // without a collector running, finalizers left by a stuck foreground deletion are taken off by hand
+    for (const name of [NAMES.cycleA, NAMES.cycleB]) {
+      if (await get(ctx, `${CM(ctx.ns)}/${name}`)) await mergePatch(ctx, `${CM(ctx.ns)}/${name}`, { metadata: { finalizers: null } }).catch(gone);
+    }
+  },
+};
