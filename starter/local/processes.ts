@@ -56,9 +56,9 @@ export function isOurs(rec: PidRecord | undefined): rec is PidRecord {
 }
 
 /** /proc/<pid>/stat: the state (field 3) and the start time (field 22); undefined when there is no such process. */
-function procStat(pid: number): { state: string; startTime: string } | undefined {
+function procStat(pid: number, file = `/proc/${pid}/stat`): { state: string; startTime: string } | undefined {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = fs.readFileSync(file, 'utf8');
     // the command name (field 2) may hold spaces and parentheses: fields are counted after its last ')'
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return { state: rest[0], startTime: rest[19] };
@@ -69,13 +69,23 @@ function procStat(pid: number): { state: string; startTime: string } | undefined
 
 const startTime = (pid: number) => procStat(pid)?.startTime;
 
+const dead = (state: string | undefined) => state === undefined || state === 'Z' || state === 'X';
+
 /**
- * Has the process finished exiting: no such pid, or a zombie (Z, X: every file it held is
- * closed by then), or the pid now names a later process (another start time)?
+ * Has the process finished exiting: no such pid, or the pid now names a later process (another
+ * start time), or every one of its threads a zombie? The main thread alone is not enough: in a
+ * Go program it can be a zombie while other threads still run down, and they share its files,
+ * listening sockets included, until the last of them is done.
  */
 function exited(pid: number, started: string | undefined): boolean {
   const s = procStat(pid);
-  return !s || s.state === 'Z' || s.state === 'X' || s.startTime !== started;
+  if (!s || s.startTime !== started) return true;
+  if (!dead(s.state)) return false;
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).every((t) => dead(procStat(pid, `/proc/${pid}/task/${t}/stat`)?.state));
+  } catch {
+    return true;
+  }
 }
 
 export interface StartSpec {

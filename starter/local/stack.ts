@@ -415,6 +415,19 @@ function metricsStandinAddress(dataDir: string): string | undefined {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** How long a restart waits for a stopped part's port to come free. */
+const PORT_RELEASE_MS = 15_000;
+
+/** Whether `port` came free within `timeoutMs`. */
+async function waitForPort(port: number, host: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await isPortFree(port, host)) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(200);
+  }
+}
+
 export function statePath(dataDir: string): string {
   return path.join(dataDir, 'state.json');
 }
@@ -629,7 +642,9 @@ export async function up(opts: UpOptions): Promise<StackState> {
         if (requested > 0) ports[p] = await alloc.take(purpose, requested, host);
         else if (opts.restartDependents === false && previous) {
           // parts left running hold its old address in their kubeconfigs
-          if (!(await isPortFree(previous, host))) throw new StackError(`${purpose}: port ${previous} is taken, and the parts that depend on it were asked to keep running`);
+          // a part just stopped can hold its listening socket a moment longer (its last threads
+          // still exiting): the port is waited for before it is called taken
+          if (!(await waitForPort(previous, host, PORT_RELEASE_MS))) throw new StackError(`${purpose}: port ${previous} is taken, and the parts that depend on it were asked to keep running`);
           ports[p] = await alloc.take(purpose, previous, host);
         }
         // Same port as last time when we can: Web UI bookmarks and exported env stay valid.

@@ -1,6 +1,7 @@
+import { mergePatch } from '../../../bench/lib/workloads';
 import { exactly } from '../../checks';
 import type { ChaosContext } from '../types';
-import { eventReasons, get, list, mergePatch, post, type HostileItem, type Meta } from './item';
+import { eventReasons, get, list, post, type HostileItem, type Meta } from './item';
 
 /**
  * Two CronJobs a scheduler can trip on:
@@ -44,7 +45,7 @@ export const unreachableSchedules: HostileItem = {
 
   async act(ctx) {
     await post(ctx, cronPath(ctx), cronJob(NEVER, '0 0 30 2 *', false));
-    await mergePatch(ctx, `${cronPath(ctx)}/${MISSED}`, { spec: { suspend: false } });
+    await mergePatch(ctx.rest, `${cronPath(ctx)}/${MISSED}`, { spec: { suspend: false } });
   },
 
   async settled(ctx) {

@@ -1,12 +1,12 @@
 import { cleanNamespace } from '../../../bench/lib/stack';
 import { waitFor } from '../../../bench/lib/util';
-import { deploymentComplete, type WorkloadStatus } from '../../../bench/lib/workloads';
+import { deploymentComplete, mergePatch, type WorkloadStatus } from '../../../bench/lib/workloads';
 import type { ChaosContext, ChaosScenario } from '../types';
 import { crowdedService } from './crowd';
 import { unreachableSchedules } from './cronjobs';
 import { fatTemplate } from './fat-template';
 import { tenThousandIndexes } from './indexes';
-import { conditionsView, get, gone, list, mergePatch, post, podTemplate, type Condition, type HostileItem, type Meta } from './item';
+import { conditionsView, get, gone, list, post, podTemplate, type Condition, type HostileItem, type Meta } from './item';
 import { stuckNamespaces } from './namespaces';
 import { ownerReferences } from './owners';
 import { quotaStarved } from './quota';
@@ -57,7 +57,7 @@ export const hostileScenario: ChaosScenario = {
 
   async act(ctx) {
     for (const item of HOSTILE_ITEMS) await item.act(ctx);
-    await mergePatch(ctx, canaryPath(ctx), { spec: { replicas: 6, template: { spec: { containers: [{ name: 'app', image: canaryImage(2) }] } } } });
+    await mergePatch(ctx.rest, canaryPath(ctx), { spec: { replicas: 6, template: { spec: { containers: [{ name: 'app', image: canaryImage(2) }] } } } });
   },
 
   converged: async (ctx) => (await unsettled(ctx)).length === 0,
@@ -79,7 +79,7 @@ export const hostileScenario: ChaosScenario = {
     for (const item of HOSTILE_ITEMS) await item.cleanup?.(ctx).catch((e: unknown) => ctx.log(`cleanup of ${item.slug} failed: ${String(e)}`));
     // no job controller may be running now: its tracking finalizers are taken off by hand
     for (const pod of await list<{ metadata: Meta }>(ctx, `/api/v1/namespaces/${ctx.ns}/pods`).catch(() => [])) {
-      if (pod.metadata.finalizers?.length) await mergePatch(ctx, `/api/v1/namespaces/${ctx.ns}/pods/${pod.metadata.name}`, { metadata: { finalizers: null } }).catch(gone);
+      if (pod.metadata.finalizers?.length) await mergePatch(ctx.rest, `/api/v1/namespaces/${ctx.ns}/pods/${pod.metadata.name}`, { metadata: { finalizers: null } }).catch(gone);
     }
     await cleanNamespace(ctx.rest, ctx.ns);
   },

@@ -44,9 +44,6 @@ export const list = async <T>(ctx: ChaosContext, path: string): Promise<T[]> => 
 
 export const post = (ctx: ChaosContext, path: string, body: unknown) => ctx.rest.request('POST', path, { body });
 
-export const mergePatch = (ctx: ChaosContext, path: string, body: unknown) =>
-  ctx.rest.request('PATCH', path, { body, contentType: 'application/merge-patch+json' });
-
 /** Ignores a 404: cleanup of what may already be gone. */
 export const gone = (e: unknown) => {
   if (!(e instanceof ApiError && e.status === 404)) throw e;

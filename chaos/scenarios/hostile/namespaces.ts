@@ -1,5 +1,6 @@
+import { mergePatch } from '../../../bench/lib/workloads';
 import type { ChaosContext } from '../types';
-import { get, gone, hasCondition, list, makeNamespace, mergePatch, post, type Condition, type HostileItem, type Meta } from './item';
+import { get, gone, hasCondition, list, makeNamespace, post, type Condition, type HostileItem, type Meta } from './item';
 
 /**
  * Namespaces whose deletion cannot finish:
@@ -60,7 +61,7 @@ export const stuckNamespaces: HostileItem = {
 
   async cleanup(ctx) {
     const n = names(ctx);
-    await mergePatch(ctx, `/api/v1/namespaces/${n.held}/configmaps/held`, { metadata: { finalizers: null } }).catch(gone);
+    await mergePatch(ctx.rest, `/api/v1/namespaces/${n.held}/configmaps/held`, { metadata: { finalizers: null } }).catch(gone);
     for (const name of [n.never, n.held]) {
       const x = await ns(ctx, name);
       if (x) await ctx.rest.request('PUT', `/api/v1/namespaces/${name}/finalize`, { body: { ...x, spec: { finalizers: [] } } }).catch(gone);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mergePatch } from '../../../bench/lib/workloads';
 import type { ChaosContext } from '../types';
-import { get, gone, list, mergePatch, type HostileItem, type Meta } from './item';
+import { get, gone, list, type HostileItem, type Meta } from './item';
 
 /**
  * Owner references the garbage collector must not be fooled by:
@@ -39,7 +40,7 @@ export const ownerReferences: HostileItem = {
     const anchor = await make(ctx, NAMES.anchor);
     const a = await make(ctx, NAMES.cycleA);
     const b = await make(ctx, NAMES.cycleB, [ref(NAMES.cycleA, a, true)]);
-    await mergePatch(ctx, `${CM(ctx.ns)}/${NAMES.cycleA}`, { metadata: { ownerReferences: [ref(NAMES.cycleB, b, true)] } });
+    await mergePatch(ctx.rest, `${CM(ctx.ns)}/${NAMES.cycleA}`, { metadata: { ownerReferences: [ref(NAMES.cycleB, b, true)] } });
     await ctx.rest.request('DELETE', `${CM(ctx.ns)}/${NAMES.cycleA}`, { body: { propagationPolicy: 'Foreground' } });
     await make(ctx, NAMES.ghost, [ref('owner-never-was', randomUUID())]);
     await make(ctx, NAMES.wrongUid, [ref(NAMES.anchor, randomUUID())]);
@@ -68,7 +69,7 @@ export const ownerReferences: HostileItem = {
   async cleanup(ctx) {
     // without a collector running, finalizers left by a stuck foreground deletion are taken off by hand
     for (const name of [NAMES.cycleA, NAMES.cycleB]) {
-      if (await get(ctx, `${CM(ctx.ns)}/${name}`)) await mergePatch(ctx, `${CM(ctx.ns)}/${name}`, { metadata: { finalizers: null } }).catch(gone);
+      if (await get(ctx, `${CM(ctx.ns)}/${name}`)) await mergePatch(ctx.rest, `${CM(ctx.ns)}/${name}`, { metadata: { finalizers: null } }).catch(gone);
     }
   },
 };
