@@ -71,6 +71,21 @@ export async function freshNamespace(rest: KubeRest, prefix: string): Promise<st
 }
 
 /**
+ * Take every finalizer off the pods of a namespace, by hand: once the job controller is stopped,
+ * nothing else removes its tracking finalizers, and `cleanNamespace` would wait for those pods in vain.
+ */
+export async function releasePodFinalizers(rest: KubeRest, ns: string): Promise<void> {
+  const pods = await rest.request<{ items: Array<{ metadata?: { name?: string; finalizers?: string[] } }> | null }>('GET', `/api/v1/namespaces/${ns}/pods`)
+    .then((r) => r.body.items ?? [], () => []);
+  for (const pod of pods) {
+    if (!(pod.metadata?.finalizers ?? []).length) continue;
+    await rest.request('PATCH', `/api/v1/namespaces/${ns}/pods/${pod.metadata?.name}`, {
+      body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json',
+    }).catch(() => undefined);
+  }
+}
+
+/**
  * Empty a namespace without the garbage collector or namespace controller (neither runs in a
  * scenario): owners first, so a still-running manager stops replacing pods, then the pods, waiting
  * until kwok has removed them so the next scenario starts on an empty cluster.

@@ -1,5 +1,5 @@
 import type { KubeObject } from '../../activities/kube/projections';
-import { cleanNamespace } from '../../bench/lib/stack';
+import { cleanNamespace, releasePodFinalizers } from '../../bench/lib/stack';
 import { duplicates, exactly, podsMade } from '../checks';
 import type { ChaosContext, ChaosMode, ChaosScenario } from './types';
 
@@ -109,12 +109,7 @@ export const jobsScenario: ChaosScenario = {
   async cleanup(ctx) {
     await ctx.rest.request('DELETE', jobsPath(ctx), { body: { propagationPolicy: 'Orphan' } }).catch(() => undefined);
     // no job controller may be running now: the tracking finalizers are taken off by hand
-    for (const pod of await listPods(ctx).catch(() => [] as Pod[])) {
-      if (!(pod.metadata?.finalizers ?? []).length) continue;
-      await ctx.rest.request('PATCH', `/api/v1/namespaces/${ctx.ns}/pods/${pod.metadata?.name}`, {
-        body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json',
-      }).catch(() => undefined);
-    }
+    await releasePodFinalizers(ctx.rest, ctx.ns);
     await cleanNamespace(ctx.rest, ctx.ns);
   },
 };

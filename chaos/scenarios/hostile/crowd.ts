@@ -21,7 +21,6 @@ const podName = (i: number) => `crowd-${String(i).padStart(4, '0')}`;
 const addresses = (e: Endpoints | undefined) => (e?.subsets ?? []).reduce((n, s) => n + (s.addresses?.length ?? 0) + (s.notReadyAddresses?.length ?? 0), 0);
 const slices = (ctx: ChaosContext) => list<Slice>(ctx, `/apis/discovery.k8s.io/v1/namespaces/${ctx.ns}/endpointslices?labelSelector=${encodeURIComponent(`${SERVICE_NAME_LABEL}=${NAME}`)}`);
 const endpointsIn = (ss: Slice[]) => ss.reduce((n, s) => n + (s.endpoints?.length ?? 0), 0);
-const partial = { accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' };
 
 export const crowdedService: HostileItem = {
   slug: 'crowded-service',
@@ -64,9 +63,5 @@ export const crowdedService: HostileItem = {
       serviceWarnings: await eventReasons(ctx, ctx.ns, 'Service', NAME, 'Warning'),
     };
   },
-
-  async cleanup(ctx) {
-    await ctx.rest.request('DELETE', `/api/v1/namespaces/${ctx.ns}/pods?labelSelector=app%3D${NAME}`, { body: { gracePeriodSeconds: 0 } }).catch(() => undefined);
-    await waitFor('the crowd gone', async () => ((await ctx.rest.request<{ items: unknown[] | null }>('GET', `/api/v1/namespaces/${ctx.ns}/pods?labelSelector=app%3D${NAME}&limit=1`, partial)).body.items ?? []).length === 0, 300_000, 1_000).catch(() => undefined);
-  },
+  // no cleanup of its own: cleanNamespace deletes every pod of the scenario's namespace and waits until they are gone
 };

@@ -1,4 +1,4 @@
-import { cleanNamespace } from '../../../bench/lib/stack';
+import { cleanNamespace, releasePodFinalizers } from '../../../bench/lib/stack';
 import { waitFor } from '../../../bench/lib/util';
 import { deploymentComplete, mergePatch, type WorkloadStatus } from '../../../bench/lib/workloads';
 import type { ChaosContext, ChaosScenario } from '../types';
@@ -6,7 +6,7 @@ import { crowdedService } from './crowd';
 import { unreachableSchedules } from './cronjobs';
 import { fatTemplate } from './fat-template';
 import { tenThousandIndexes } from './indexes';
-import { conditionsView, get, gone, list, post, podTemplate, type Condition, type HostileItem, type Meta } from './item';
+import { conditionsView, get, post, podTemplate, type Condition, type HostileItem, type Meta } from './item';
 import { stuckNamespaces } from './namespaces';
 import { ownerReferences } from './owners';
 import { quotaStarved } from './quota';
@@ -78,9 +78,7 @@ export const hostileScenario: ChaosScenario = {
   async cleanup(ctx) {
     for (const item of HOSTILE_ITEMS) await item.cleanup?.(ctx).catch((e: unknown) => ctx.log(`cleanup of ${item.slug} failed: ${String(e)}`));
     // no job controller may be running now: its tracking finalizers are taken off by hand
-    for (const pod of await list<{ metadata: Meta }>(ctx, `/api/v1/namespaces/${ctx.ns}/pods`).catch(() => [])) {
-      if (pod.metadata.finalizers?.length) await mergePatch(ctx.rest, `/api/v1/namespaces/${ctx.ns}/pods/${pod.metadata.name}`, { metadata: { finalizers: null } }).catch(gone);
-    }
+    await releasePodFinalizers(ctx.rest, ctx.ns);
     await cleanNamespace(ctx.rest, ctx.ns);
   },
 };
