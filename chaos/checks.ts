@@ -112,6 +112,11 @@ export function preconditionViolations(events: AuditEvent[]): string[] {
   for (const e of events) {
     // a delete sent with no body has no requestObject even at Request level: no preconditions
     if (!e.user.username.startsWith(CONTROLLER_USER_PREFIX) || e.level !== 'Request') continue;
+    // Refused before its body was read (not yet authorized while RBAC's cache fills after a
+    // restart, throttled, shutting down): the audit event has no requestObject to judge, and
+    // nothing was written.
+    const code = e.responseStatus?.code ?? 0;
+    if (e.requestObject === undefined && (code < 200 || code >= 300)) continue;
     const o = e.objectRef;
     const what = `${e.verb} of ${o?.resource ?? '?'}${o?.subresource ? `/${o.subresource}` : ''} ${o?.namespace ? `${o.namespace}/` : ''}${o?.name ?? '?'} by ${e.user.username.slice(CONTROLLER_USER_PREFIX.length)}`;
     const meta = metaOf(e.requestObject);

@@ -36,6 +36,8 @@ export async function updateGuarded(
   subresource?: 'status',
   base?: KubeObject,
 ): Promise<KubeObject> {
+  // an update sent without a version would overwrite whatever is there: never send one, look again
+  if (!guard.resourceVersion) throw new ApiError(409, 'Conflict', `${objectPath}: no resourceVersion to guard the update with`);
   const current = (base as (KubeObject & Record<string, unknown>) | undefined) ?? (await rest.request<KubeObject & Record<string, unknown>>('GET', objectPath)).body;
   if (current.metadata?.uid !== guard.uid) throw new ApiError(409, 'Conflict', `${objectPath}: UID changed`);
   current.metadata = { ...current.metadata, resourceVersion: guard.resourceVersion };

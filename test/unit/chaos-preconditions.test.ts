@@ -38,6 +38,14 @@ describe('the write-precondition invariant', () => {
     ]);
   });
 
+  it('skips a write refused before its body was read (no requestObject, nothing written)', () => {
+    // as a restarted kube-apiserver answers before its RBAC cache is filled
+    const refused = { ...ev({ verb: 'update', who: 'deployment-controller', resource: 'deployments', subresource: 'status' }), responseStatus: { code: 403 } };
+    expect(preconditionViolations([refused, { ...refused, verb: 'delete', user: { username: SA + 'generic-garbage-collector' }, responseStatus: { code: 429 } }])).toEqual([]);
+    // the same without a body, but done, is judged
+    expect(preconditionViolations([{ ...refused, responseStatus: { code: 200 } }])).toHaveLength(1);
+  });
+
   it('reads only Request-level events (Metadata ones carry no body to judge)', () => {
     expect(preconditionViolations([{ ...ev({ verb: 'update', who: 'deployment-controller', resource: 'replicasets' }), level: 'Metadata' }])).toEqual([]);
   });

@@ -111,6 +111,12 @@ describe('updateGuarded', () => {
     expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([`GET ${path}`, `PUT ${path}/status`]);
     expect((calls[1].body as KubeObject).metadata?.resourceVersion).toBe('5');
   });
+
+  test('without a version to guard with: nothing sent, a 409 so the caller looks again', async () => {
+    const { rest, calls } = listingRest([rs('7')]);
+    await expect(updateGuarded(rest, path, { uid: 'u1', resourceVersion: '' }, () => undefined, 'status', rs('7'))).rejects.toMatchObject({ status: 409 });
+    expect(calls).toEqual([]);
+  });
 });
 
 test('an object from a list names its type, as a read of it would', async () => {
