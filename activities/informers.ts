@@ -20,6 +20,8 @@ export interface InformerDeps {
   client: Client;
   taskQueue: string;
   logger: Logger;
+  /** how often discovery is read again for resources added or removed (--discovery-period) */
+  discoveryPeriodMs?: number;
   /** the shared cache's reflectors, lists, watches and events, for the manager's metrics */
   observer?: CacheObserver;
   onSignalSent?: (controller: string) => void;
@@ -133,7 +135,7 @@ export function createInformerActivities(deps: InformerDeps) {
             log.debug({ sizes: sizes(), pending: signaller.size, signalsSent: signaller.sent, signalErrors: signaller.errors,
               reflectors: cache.stats() }, 'informer stats');
           }
-          if (discovering.length && Date.now() - lastDiscovery > DISCOVERY_PERIOD_MS) {
+          if (discovering.length && Date.now() - lastDiscovery > (deps.discoveryPeriodMs ?? DISCOVERY_PERIOD_MS)) {
             lastDiscovery = Date.now();
             void discover();
           }

@@ -44,6 +44,7 @@ export const RUN_DEFAULTS = {
   maxHistoryEvents: 1000,
   useServiceAccountCredentials: false,
   informerHeartbeatTimeout: '3s',
+  discoveryPeriod: '30s',
   workflowStackTraces: false,
   logLevel: 'info' as LogLevel,
 } as const;
@@ -126,6 +127,8 @@ export interface RunOptions {
   resyncBackoffMaxMs: number;
   maxHistoryEvents: number;
   informerHeartbeatTimeoutMs: number;
+  /** how often the resources the collector and quota track are re-read from API discovery */
+  discoveryPeriodMs: number;
   logLevel: LogLevel;
   /** each controller calls the API as its own ServiceAccount in kube-system */
   useServiceAccountCredentials: boolean;
@@ -280,6 +283,9 @@ export function addRunOptions(cmd: Command): Command {
   );
   add('--informer-heartbeat-timeout <duration>', 'a watch activity silent this long is presumed dead and restarted' + testTuning, {
     def: RUN_DEFAULTS.informerHeartbeatTimeout,
+  });
+  add('--discovery-period <duration>', "how often the garbage collector and resource quota re-read API discovery for resources added or removed (upstream's is 30 s, fixed)" + ours, {
+    def: RUN_DEFAULTS.discoveryPeriod,
   });
 
   add(
@@ -681,6 +687,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   const maxHistoryEvents = r.int('max-history-events', { def: RUN_DEFAULTS.maxHistoryEvents, min: 10, max: TEMPORAL_HISTORY_EVENT_LIMIT });
   const informerHeartbeatTimeoutMs =
     r.durationMs('informer-heartbeat-timeout', { def: RUN_DEFAULTS.informerHeartbeatTimeout, allowZero: false }) ?? 3_000;
+  const discoveryPeriodMs = r.durationMs('discovery-period', { def: RUN_DEFAULTS.discoveryPeriod, allowZero: false }) ?? 30_000;
 
   const useServiceAccountCredentials = r.bool('use-service-account-credentials', { def: RUN_DEFAULTS.useServiceAccountCredentials });
   const workflowStackTraces = r.bool('workflow-stack-traces', { def: RUN_DEFAULTS.workflowStackTraces });
@@ -720,6 +727,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     resyncBackoffMaxMs,
     maxHistoryEvents,
     informerHeartbeatTimeoutMs,
+    discoveryPeriodMs,
     logLevel,
     useServiceAccountCredentials,
     ...(rootCaFile ? { rootCaFile } : {}),

@@ -172,6 +172,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     logger,
     rootCa,
     local,
+    discoveryPeriodMs: opts.discoveryPeriodMs,
     observer: {
       onReflector: (resource, running) => (running ? metrics.informerReflectors.inc({ resource }) : metrics.informerReflectors.dec({ resource })),
       onList: (resource) => metrics.informerListsTotal.inc({ resource }),

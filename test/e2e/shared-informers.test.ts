@@ -47,6 +47,8 @@ function byResource(text: string, name: string): Map<string, number> {
   return out;
 }
 
+/** rediscovery this often (upstream's 30 s), so two rounds fit in seconds */
+const DISCOVERY_PERIOD_S = 2;
 let manager: ManagerProcess | undefined;
 afterAll(async () => {
   await manager?.kill();
@@ -55,7 +57,7 @@ afterAll(async () => {
 test('every controller enabled: one list and one watch per resource, typed and metadata-only consumers sharing it', async () => {
   // audit timestamps are the API server's clock, on this machine; a second's margin covers their rounding
   const since = new Date(Date.now() - 1000);
-  manager = await startManagerProcess(uniqueName('shared-informers'), clusterIdentityArgs(), { controllers: '*' });
+  manager = await startManagerProcess(uniqueName('shared-informers'), [...clusterIdentityArgs(), '--discovery-period', `${DISCOVERY_PERIOD_S}s`], { controllers: '*' });
   const m = manager;
   // every reflector has listed and has its watch open (the collector's discovered resources included)
   const reflectors = await eventually('every reflector watching', async () => {
@@ -65,8 +67,8 @@ test('every controller enabled: one list and one watch per resource, typed and m
     // podtemplates only the collector watches: its discovered resources are in once it is
     return r.has('podtemplates') && [...r.keys()].every((k) => w.get(k) === 1) ? r : undefined;
   }, 60_000);
-  // the collector's rediscovery (every 30 s) must find every resource already watched: give it one round
-  await new Promise((r) => setTimeout(r, 32_000));
+  // the collector's rediscovery must find every resource already watched: give it two rounds
+  await new Promise((r) => setTimeout(r, (2 * DISCOVERY_PERIOD_S + 1) * 1000));
 
   const text = await m.metrics();
   const after = byResource(text, 'kcm_informer_reflectors');

@@ -95,6 +95,7 @@ describe('resolveRunOptions defaults', () => {
       resyncBackoffMaxMs: 300_000,
       maxHistoryEvents: 1000,
       informerHeartbeatTimeoutMs: 3_000,
+      discoveryPeriodMs: 30_000,
       logLevel: 'info',
     });
     expect(o.kubeconfig).toBeUndefined();
@@ -129,6 +130,7 @@ describe('resolveRunOptions flags', () => {
       '--resync-backoff-max', '2s',
       '--max-history-events', '200',
       '--informer-heartbeat-timeout', '1.5s',
+      '--discovery-period', '5s',
       '--log-level', 'DEBUG',
       '--master', 'https://10.0.0.1:6443',
     ]);
@@ -143,6 +145,7 @@ describe('resolveRunOptions flags', () => {
       resyncBackoffMaxMs: 2000,
       maxHistoryEvents: 200,
       informerHeartbeatTimeoutMs: 1500,
+      discoveryPeriodMs: 5000,
       logLevel: 'debug',
       master: 'https://10.0.0.1:6443',
     });
@@ -223,6 +226,7 @@ describe('resolveRunOptions flags', () => {
     [['--resync-backoff-base', '10s', '--resync-backoff-max', '5s'], 'must not be less than --resync-backoff-base'],
     [['--max-history-events', '60000'], '--max-history-events: "60000" must be from 10 to 51200'],
     [['--informer-heartbeat-timeout', '1d'], 'unknown unit "d"'],
+    [['--discovery-period', '0'], '--discovery-period: "0" must be greater than 0'],
     [['--log-level', 'verbose'], '--log-level: "verbose" must be one of fatal, error, warn, info, debug, trace, silent'],
     [['--temporal-address', 'localhost'], '--temporal-address: "localhost" must be host:port'],
     [['--temporal-address', 'localhost:0'], 'must be host:port'],
