@@ -744,6 +744,14 @@ export interface LoadedTemporalTls {
   clientCertPair?: { crt: Buffer; key: Buffer };
 }
 
+/**
+ * gRPC channel options for every Temporal client connection we open. The SDK means to take answers
+ * of up to 128 MiB, but names grpc-js's option without its `grpc.` prefix, so grpc-js keeps its
+ * 4 MiB default: a history page over 4 MiB (a run whose signals carry snapshots, a few hundred
+ * events) could not be read by `why`, `replay` or the checks that read histories.
+ */
+export const TEMPORAL_CHANNEL_ARGS = { 'grpc.max_receive_message_length': 128 * 1024 * 1024 } as const;
+
 /** Reads the files named in TemporalTlsOptions (kept separate so option parsing stays cheap). */
 export function loadTemporalTls(tls: TemporalTlsOptions): LoadedTemporalTls {
   const out: LoadedTemporalTls = {};

@@ -17,7 +17,7 @@ import { controllerTaskQueue, informerTaskQueue } from '../workflows/runtime/tas
 import type { KcmSinks } from '../workflows/runtime/sinks';
 import { LOCAL_ECHO_KEY, type LocalEcho } from '../workflows/runtime/local-io';
 import type { RunOptions } from '../starter/run-options';
-import { loadTemporalTls } from '../starter/run-options';
+import { TEMPORAL_CHANNEL_ARGS, loadTemporalTls } from '../starter/run-options';
 import { ActivityMap, ControllerDeps, ControllerDescriptor, concurrencyOf } from './descriptor';
 import { gatesOff } from './feature-gates';
 import { descriptorOf, implementedOf } from './registry';
@@ -108,7 +108,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const clientOf = controllerClients(rest, opts.useServiceAccountCredentials, opts.kubeApiQps, opts.kubeApiBurst, logger);
 
   const tls = opts.temporalTls ? loadTemporalTls(opts.temporalTls) : undefined;
-  const connection = await Connection.connect({ address: opts.temporalAddress, tls });
+  const connection = await Connection.connect({ address: opts.temporalAddress, tls, channelArgs: TEMPORAL_CHANNEL_ARGS });
   const client = new Client({ connection, namespace: opts.temporalNamespace, dataConverter: DATA_CONVERTER });
   await ensureSearchAttributes(connection, opts.temporalNamespace);
   const nativeConnection = await NativeConnection.connect({ address: opts.temporalAddress, tls });

@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { informerWorkflowIdOf } from '../../workflows/informer';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
 import { DATA_CONVERTER } from '../../workers/payload-codec';
+import { TEMPORAL_CHANNEL_ARGS } from '../../starter/run-options';
 
 export interface TemporalHandle {
   client: Client;
@@ -10,7 +11,7 @@ export interface TemporalHandle {
 }
 
 export async function connectTemporal(address: string): Promise<TemporalHandle> {
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address, channelArgs: TEMPORAL_CHANNEL_ARGS });
   return { client: new Client({ connection, dataConverter: DATA_CONVERTER }), close: () => connection.close() };
 }
 

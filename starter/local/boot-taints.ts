@@ -7,7 +7,7 @@ import { KWOK_NODE_LABEL } from './nodes';
 import { repoRoot } from './paths';
 import { informerWorkflowId } from '../../workflows/informer';
 import { nodeLifecycleWorkflowId } from '../../workflows/node-lifecycle/workflow';
-import { type TemporalTarget, loadTemporalTls } from '../run-options';
+import { TEMPORAL_CHANNEL_ARGS, type TemporalTarget, loadTemporalTls } from '../run-options';
 import { temporalTlsArgs } from './temporal-topology';
 
 /** The task queue of the node lifecycle controller `local up` runs while it waits for its nodes. */
@@ -67,7 +67,7 @@ export async function liftBootTaints(o: { kc: k8s.KubeConfig; dataDir: string; t
 /** The boot controller's workflows would otherwise stay open, with no worker, on their own task queue. */
 async function endBootWorkflows(target: TemporalTarget): Promise<void> {
   const { Client, Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address: target.address, tls: target.tls ? loadTemporalTls(target.tls) : undefined });
+  const connection = await Connection.connect({ address: target.address, tls: target.tls ? loadTemporalTls(target.tls) : undefined, channelArgs: TEMPORAL_CHANNEL_ARGS });
   try {
     const client = new Client({ connection, namespace: target.namespace });
     for (const id of [nodeLifecycleWorkflowId(BOOT_TASK_QUEUE), informerWorkflowId(BOOT_TASK_QUEUE, ['nodelifecycle'])]) {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { Connection } from '@temporalio/client';
 import { adminKubeConfig, readState, stackTemporal } from '../../starter/local/stack';
-import { loadTemporalTls, type TemporalTarget } from '../../starter/run-options';
+import { TEMPORAL_CHANNEL_ARGS, loadTemporalTls, type TemporalTarget } from '../../starter/run-options';
 import { TEST_DATA_DIR } from './stack';
 
 export function testKubeConfig(): k8s.KubeConfig {
@@ -22,7 +22,7 @@ export function temporalAddress(): string {
 /** A connection to the test stack's Temporal, with its client certificate when the stack's frontend requires one (`--temporal postgres`). */
 export async function testTemporalConnection(): Promise<Connection> {
   const t = testTemporal();
-  return Connection.connect({ address: t.address, ...(t.tls ? { tls: loadTemporalTls(t.tls) } : {}) });
+  return Connection.connect({ address: t.address, channelArgs: TEMPORAL_CHANNEL_ARGS, ...(t.tls ? { tls: loadTemporalTls(t.tls) } : {}) });
 }
 
 export function uniqueName(prefix: string): string {

@@ -1,6 +1,7 @@
 import type { AuditEvent } from '../../bench/lib/audit';
 import { preconditionViolations } from '../../chaos/checks';
 import { indexesOf } from '../../chaos/scenarios/hostile/indexes';
+import { notYetAuthorized } from '../../chaos/scenarios/hostile/item';
 
 const SA = 'system:serviceaccount:kube-system:';
 const ev = (o: Partial<AuditEvent> & { verb: string; who: string; resource: string; subresource?: string }): AuditEvent => ({
@@ -56,5 +57,14 @@ describe('index ranges', () => {
     expect(indexesOf('0-3,7,9-10')).toEqual([0, 1, 2, 3, 7, 9, 10]);
     expect(indexesOf(undefined)).toEqual([]);
     expect(indexesOf('')).toEqual([]);
+  });
+});
+
+describe('events compared with upstream', () => {
+  it('leave out a controller refused while a restarted API server fills its RBAC caches, and nothing else', () => {
+    expect(notYetAuthorized('Error creating job: jobs.batch is forbidden: User "system:serviceaccount:kube-system:cronjob-controller" cannot create resource "jobs" in API group "batch" in the namespace "x"')).toBe(true);
+    expect(notYetAuthorized('Error creating: pods "web-abc" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=10, limited: pods=10')).toBe(false);
+    expect(notYetAuthorized('Saw a job that the controller did not create or forgot: x')).toBe(false);
+    expect(notYetAuthorized(undefined)).toBe(false);
   });
 });
