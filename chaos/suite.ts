@@ -39,6 +39,13 @@ const SETTLE_MS = 10_000;
 
 export type Log = (line: string) => void;
 
+/** Runs `step` and logs how long it took: where a pass's time goes besides converging. */
+async function timed(what: string, step: () => Promise<void>, log: Log): Promise<void> {
+  const t0 = Date.now();
+  await step();
+  log(`${what} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
 function stormPlan(args: ChaosArgs): StormPlan {
   return { kills: args.kills ?? (args.mode === 'full' ? 20 : 6), minGapMs: 5_000, maxGapMs: 20_000 };
 }
@@ -65,7 +72,7 @@ async function upstreamPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs
   let kcm: ManagedProcess | undefined;
   try {
     kcm = await startUpstream(stack, { impl: 'upstream', controllers: s.controllers, setting: SETTINGS.lifted, serviceAccountCredentials: true, tag: `chaos-${s.slug}` }, 0);
-    await s.prepare(ctx);
+    await timed(`${ctx.ns}: prepared`, () => s.prepare(ctx), log);
     audit.mark();
     const t0 = Date.now();
     await s.act(ctx);
@@ -75,7 +82,7 @@ async function upstreamPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs
     return { pass: { stable: false, violations: [], error: String(e) } };
   } finally {
     await kcm?.kill();
-    await s.cleanup(ctx).catch((e: unknown) => log(`cleanup of ${ctx.ns} failed: ${String(e)}`));
+    await timed(`${ctx.ns}: cleaned up`, () => s.cleanup(ctx), log).catch((e: unknown) => log(`cleanup of ${ctx.ns} failed: ${String(e)}`));
   }
 }
 
@@ -113,9 +120,13 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
   const stop = new AbortController();
   const plain: FaultedPass = { faults: fault, replicas, stable: false, violations: [], beforeConverged: 0, differences: [] };
   try {
-    for (let i = 0; i < replicas; i++) slots.push(await start(i));
+    // at once: each waits for its own readiness
+    const started = await Promise.allSettled(Array.from({ length: replicas }, (_, i) => start(i)));
+    for (const r of started) if (r.status === 'fulfilled') slots.push(r.value);
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
     await plantSecret(ctx.rest, ctx.ns);
-    await s.prepare(ctx);
+    await timed(`${ctx.ns}: prepared`, () => s.prepare(ctx), log);
     audit.mark();
     const t0 = Date.now();
     const note = (l: string) => log(`${s.slug} (${fault}): ${l}`);
@@ -152,7 +163,7 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     stop.abort();
     await Promise.all(slots.map((p) => p.kill('SIGKILL')));
     await proxy?.close();
-    await s.cleanup(ctx).catch((e: unknown) => log(`cleanup of ${ctx.ns} failed: ${String(e)}`));
+    await timed(`${ctx.ns}: cleaned up`, () => s.cleanup(ctx), log).catch((e: unknown) => log(`cleanup of ${ctx.ns} failed: ${String(e)}`));
   }
 }
 

@@ -82,8 +82,8 @@ afterAll(async () => {
 
 test('Forbid, Replace, history limits, a time zone, and catch-up after a scheduled time missed without a manager', async () => {
   // leave room before the first tick so every CronJob exists (and is watched) before it: their
-  // creation and watch events take about a second
-  if (Date.now() % MINUTE > 50_000) await sleepUntil((minuteOf(Date.now()) + 1) * MINUTE + 1000);
+  // creation and watch events take about a second (and a first look a little late still starts t1)
+  if (Date.now() % MINUTE > 54_000) await sleepUntil((minuteOf(Date.now()) + 1) * MINUTE + 1000);
   const t1 = (minuteOf(Date.now()) + 1) * MINUTE;
   const t2 = t1 + MINUTE;
   // the minute t2 as a wall clock in Kolkata (UTC+05:30, no DST): only that zone's reading fires it

@@ -13,6 +13,14 @@ const OVER_CAPACITY = 'endpoints.kubernetes.io/over-capacity';
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 interface Pod { metadata: Meta; status?: { podIP?: string; conditions?: Array<{ type: string; status: string }> } }
+interface Node { metadata: Meta; spec?: { unschedulable?: boolean; taints?: Array<{ effect: string }> }; status?: { conditions?: Array<{ type: string; status: string }> } }
+
+/** Nodes a pod may be put on directly: Ready, schedulable, without a NoSchedule or NoExecute taint. */
+async function openNodes(ctx: ChaosContext): Promise<string[]> {
+  const nodes = await list<Node>(ctx, '/api/v1/nodes');
+  return nodes.filter((n) => !n.spec?.unschedulable && !(n.spec?.taints ?? []).some((t) => t.effect !== 'PreferNoSchedule')
+    && (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')).map((n) => n.metadata.name).sort();
+}
 interface Address { ip: string }
 interface Endpoints { metadata: Meta; subsets?: Array<{ addresses?: Address[]; notReadyAddresses?: Address[] }> }
 interface Slice { metadata: Meta; endpoints?: Array<{ conditions?: { ready?: boolean } }> | null }
@@ -30,12 +38,17 @@ export const crowdedService: HostileItem = {
   async prepare(ctx) {
     const n = size(ctx.mode);
     const names = Array.from({ length: n }, (_, i) => podName(i));
+    // put on the nodes directly, round robin: the entry is about endpoints, and the scheduler's
+    // 50 binds a second would add half a minute per thousand pods to every pass
+    const nodes = await openNodes(ctx);
+    if (!nodes.length) throw new Error('no Ready, untainted node to put the crowd on');
     // a few writers at once: thousands of pods one by one would take minutes
     await Promise.all(Array.from({ length: 16 }, async () => {
       for (let name = names.shift(); name; name = names.shift()) {
         await post(ctx, `/api/v1/namespaces/${ctx.ns}/pods`, {
           metadata: { name, labels: { app: NAME } },
-          spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'app', image: 'registry.invalid/crowd:1', ports: [{ name: 'http', containerPort: 8080 }] }] },
+          spec: { nodeName: nodes[Number(name.slice(name.lastIndexOf('-') + 1)) % nodes.length], terminationGracePeriodSeconds: 0,
+            containers: [{ name: 'app', image: 'registry.invalid/crowd:1', ports: [{ name: 'http', containerPort: 8080 }] }] },
         });
       }
     }));

@@ -37,6 +37,9 @@ async function unsettled(ctx: ChaosContext): Promise<string[]> {
   return out;
 }
 
+/** per pass (its namespace), the entries last reported unsettled */
+const lastUnsettled = new Map<string, string>();
+
 /**
  * The hostile corpus made at once, beside the canary. Exact at the end: every item in the end state
  * upstream reaches (its own checks say which), the canary scaled to 6 and rolled to image 2.
@@ -60,7 +63,16 @@ export const hostileScenario: ChaosScenario = {
     await mergePatch(ctx.rest, canaryPath(ctx), { spec: { replicas: 6, template: { spec: { containers: [{ name: 'app', image: canaryImage(2) }] } } } });
   },
 
-  converged: async (ctx) => (await unsettled(ctx)).length === 0,
+  async converged(ctx) {
+    const left = await unsettled(ctx);
+    // which entries the pass still waits for, each time that changes: where a slow pass spent its time
+    const said = left.join(', ');
+    if (lastUnsettled.get(ctx.ns) !== said) {
+      lastUnsettled.set(ctx.ns, said);
+      ctx.log(`${ctx.ns}: ${left.length ? `waiting for ${said}` : 'every entry settled'}`);
+    }
+    return left.length === 0;
+  },
 
   async outcome(ctx) {
     const d = await get<Deployment>(ctx, canaryPath(ctx));
