@@ -55,8 +55,10 @@ afterAll(async () => {
 });
 
 test('every controller enabled: one list and one watch per resource, typed and metadata-only consumers sharing it', async () => {
-  // audit timestamps are the API server's clock, on this machine; a second's margin covers their rounding
-  const since = new Date(Date.now() - 1000);
+  // audit timestamps are the API server's clock, on this machine, to the microsecond; no margin
+  // before now, or the last requests of the previous file's manager (same User-Agent, exiting as
+  // this file starts) would be counted as this one's
+  const since = new Date();
   manager = await startManagerProcess(uniqueName('shared-informers'), [...clusterIdentityArgs(), '--discovery-period', `${DISCOVERY_PERIOD_S}s`], { controllers: '*' });
   const m = manager;
   // every reflector has listed and has its watch open (the collector's discovered resources included)
