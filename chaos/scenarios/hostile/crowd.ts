@@ -37,17 +37,17 @@ export const crowdedService: HostileItem = {
 
   async prepare(ctx) {
     const n = size(ctx.mode);
-    const names = Array.from({ length: n }, (_, i) => podName(i));
+    const indexes = Array.from({ length: n }, (_, i) => i);
     // put on the nodes directly, round robin: the entry is about endpoints, and the scheduler's
     // 50 binds a second would add half a minute per thousand pods to every pass
     const nodes = await openNodes(ctx);
     if (!nodes.length) throw new Error('no Ready, untainted node to put the crowd on');
     // a few writers at once: thousands of pods one by one would take minutes
     await Promise.all(Array.from({ length: 16 }, async () => {
-      for (let name = names.shift(); name; name = names.shift()) {
+      for (let i = indexes.shift(); i !== undefined; i = indexes.shift()) {
         await post(ctx, `/api/v1/namespaces/${ctx.ns}/pods`, {
-          metadata: { name, labels: { app: NAME } },
-          spec: { nodeName: nodes[Number(name.slice(name.lastIndexOf('-') + 1)) % nodes.length], terminationGracePeriodSeconds: 0,
+          metadata: { name: podName(i), labels: { app: NAME } },
+          spec: { nodeName: nodes[i % nodes.length], terminationGracePeriodSeconds: 0,
             containers: [{ name: 'app', image: 'registry.invalid/crowd:1', ports: [{ name: 'http', containerPort: 8080 }] }] },
         });
       }
