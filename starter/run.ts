@@ -65,18 +65,30 @@ export async function runManager(opts: RunOptions): Promise<void> {
 
   const metrics = createMetrics();
   let manager: Awaited<ReturnType<typeof startManager>> | undefined;
-  const health = opts.securePort > 0
-    ? await startHealthServer({
+  // The serving certificate (two RSA keys when self-signed, a few hundred ms of the thread pool)
+  // is made while the manager connects and creates its workers: a replica is ready that much sooner.
+  const serving = opts.securePort > 0
+    ? prepareSecureServing(opts.secureServing, opts.bindAddress, logger).then((s) => startHealthServer({
         bindAddress: opts.bindAddress,
         port: opts.securePort,
         metrics,
         logger,
         readiness: () => (manager?.ready() ? true : { ready: false, reason: 'worker not running' }),
-        serving: await prepareSecureServing(opts.secureServing, opts.bindAddress, logger),
-      })
-    : undefined;
-
-  manager = await startManager(opts, logger, metrics);
+        serving: s,
+      }))
+    : Promise.resolve(undefined);
+  const starting = startManager(opts, logger, metrics);
+  // handled below, once the port is up; until then a failure must not count as unhandled
+  starting.catch(() => undefined);
+  // a bad certificate or a taken port is reported at once, not after the manager's start
+  const health = await serving.catch((e: unknown) => {
+    starting.then((m) => m.shutdown(), () => undefined);
+    throw e;
+  });
+  manager = await starting.catch(async (e: unknown) => {
+    await health?.close();
+    throw e;
+  });
   const stop = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     await manager?.shutdown();

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { heartbeat, pool } from '../kube/heartbeat';
+import { pool } from '../../workflows/runtime/pool';
+import { heartbeat } from '../kube/heartbeat';
 import type { FieldMask } from '../informers/fields';
 import type { EventType, RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
@@ -9,6 +10,7 @@ import { RESOURCES, resourcePath } from '../kube/resources';
 import { changeNodeTaints, type Taint } from '../kube/taints';
 import {
   EVENT_COMPONENT,
+  NODE_UPDATE_WORKERS,
   TAINT_NOT_READY,
   TAINT_UNREACHABLE,
   labelsToReconcile,
@@ -108,8 +110,6 @@ export interface NodeLifecycleDeps {
 
 /** upstream retries a node status write this many times, reading the node again each time */
 const STATUS_RETRIES = 5;
-/** upstream's node update workers */
-const SYNC_CONCURRENCY = 8;
 
 
 const nodePath = (name: string) => resourcePath(RESOURCES.nodes, undefined, name);
@@ -231,7 +231,7 @@ export function createNodeLifecycleActivities(deps: NodeLifecycleDeps) {
     async syncNodeTaintsAndLabels(req: { nodes: string[]; reason: string }): Promise<void> {
       return apiCall(async () => {
         let synced = 0;
-        await pool(req.nodes, SYNC_CONCURRENCY, async (name) => {
+        await pool(req.nodes, NODE_UPDATE_WORKERS, async (name) => {
           const node = await getNode(name);
           if (!node) return;
           const diff = noScheduleDiff(node.status?.conditions ?? [], node.spec?.unschedulable === true, node.spec?.taints ?? []);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { heartbeat, pool } from '../kube/heartbeat';
+import { pool } from '../../workflows/runtime/pool';
+import { heartbeat } from '../kube/heartbeat';
 import { failedStatusPatch, selectPodsForGc } from '../../workflows/podgc/logic';
 import {
   DEFAULT_MAX_TARGETS,

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { heartbeat, pool } from '../kube/heartbeat';
+import { pool } from '../../workflows/runtime/pool';
+import { heartbeat } from '../kube/heartbeat';
 import type { FieldMask } from '../informers/fields';
 import type { RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';

@@ -23,7 +23,10 @@ const rest = testRest(testKubeConfig());
 const ZONES = ['e2e-z1', 'e2e-z2', 'e2e-z3'];
 const PER_ZONE = 24;
 const RATE = 2;
-const FLAGS = ['--node-monitor-grace-period=20s', `--node-eviction-rate=${RATE}`];
+// a 1 s monitor period on both: silences are noticed within a second of their grace period, so
+// the two managers' first taints can be compared to the second
+const GRACE_MS = 20_000;
+const FLAGS = [`--node-monitor-grace-period=${GRACE_MS / 1000}s`, '--node-monitor-period=1s', `--node-eviction-rate=${RATE}`];
 const MARK = 'temporal-kcm.dev/zone-e2e';
 const upstream = new UpstreamKcm('zones');
 let ours: ManagerProcess | undefined;
@@ -62,14 +65,24 @@ interface ZoneOutcome {
    * spread over the passes, which differs run to run)
    */
   tailSeconds: number;
+  /**
+   * the most seconds any dark node was judged Unknown after its grace period ran out, counted from
+   * when it was last heard (its Lease's last renewal or its last heartbeat, or the manager's start
+   * if later: a manager first hearing a node gives it a whole grace period, upstream as ours);
+   * the Ready condition's lastTransitionTime has whole seconds
+   */
+  judgedLateSeconds: number;
   /** the most taints added within one second (a taint's timeAdded has whole seconds): a burst would show here */
   maxPerSecond: number;
   /** nodes of the partially disrupted zone tainted NoExecute when the dark zone was done, and 10 s later */
   partialZoneNoExecute: [number, number];
 }
 
-/** `recover`: wait until every node is healthy again, for a scenario that follows (the last one's nodes are deleted instead) */
-async function scenario(midway?: () => Promise<void>, recover = true): Promise<ZoneOutcome> {
+/**
+ * `startedAt`: when the manager started. `recover`: wait until every node is healthy again, for a
+ * scenario that follows (the last one's nodes are deleted instead).
+ */
+async function scenario(startedAt: number, midway?: () => Promise<void>, recover = true): Promise<ZoneOutcome> {
   await allHealthy();
   const dark = Array.from({ length: PER_ZONE }, (_, i) => nodeName(0, i));
   // three quarters of the zone: past --unhealthy-zone-threshold (0.55)
@@ -99,6 +112,13 @@ async function scenario(midway?: () => Promise<void>, recover = true): Promise<Z
     for (const t of times) perSecond.set(t, (perSecond.get(t) ?? 0) + 1);
     return { taints, tailSeconds: (times[times.length - 1] - times[times.length - 16]) / 1000, maxPerSecond: Math.max(...perSecond.values()) };
   }, 180_000, 500);
+  // the silent nodes' Leases keep their last renewal (MicroTime), their Ready condition the last heartbeat
+  const lateness = await Promise.all(dark.map(async (name) => {
+    const lease = (await rest.request<{ spec?: { renewTime?: string } }>('GET', `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`)).body;
+    const ready = (await rest.request<{ status?: { conditions?: Array<{ type: string; lastHeartbeatTime?: string; lastTransitionTime?: string }> } }>('GET', `/api/v1/nodes/${name}`)).body.status?.conditions?.find((c) => c.type === 'Ready');
+    const heard = Math.max(startedAt, Date.parse(lease.spec?.renewTime ?? '') || 0, Date.parse(ready?.lastHeartbeatTime ?? '') || 0);
+    return Date.parse(ready?.lastTransitionTime ?? '') - (heard + GRACE_MS);
+  }));
   // the partially disrupted zone's rate is 0: nothing more is tainted there a while later
   const partialTainted = async () => (await zoneNodes()).filter((n) => partial.includes(n.metadata!.name!)
     && ((n.spec?.taints ?? []) as Taint[]).some((t) => t.effect === 'NoExecute')).length;
@@ -109,7 +129,7 @@ async function scenario(midway?: () => Promise<void>, recover = true): Promise<Z
     await setSilent(rest, [...dark, ...partial], false);
     await allHealthy();
   }
-  return { ...outcome, partialZoneNoExecute };
+  return { ...outcome, judgedLateSeconds: Math.round(Math.max(...lateness) / 1000), partialZoneNoExecute };
 }
 
 /**
@@ -137,12 +157,14 @@ afterAll(async () => {
 test('three zones of 24 nodes, one dark and another mostly silent: zone states and the eviction rate as upstream', async () => {
   await createNodes();
 
+  const upstreamAt = Date.now();
   await upstream.start('node-lifecycle-controller', ['--use-service-account-credentials', ...FLAGS]);
-  const theirs = await scenario();
+  const theirs = await scenario(upstreamAt);
   await upstream.stop();
 
   // two replicas of one deployment, active-active: the zone decisions are one workflow's either way
   const taskQueue = uniqueName('zones-e2e');
+  const oursAt = Date.now();
   ours = await startManagerProcess(taskQueue, ['--use-service-account-credentials', ...FLAGS], { controllers: 'node-lifecycle-controller' });
   second = await startManagerProcess(taskQueue, ['--use-service-account-credentials', ...FLAGS], { controllers: 'node-lifecycle-controller' });
   connection = await testTemporalConnection();
@@ -161,7 +183,7 @@ test('three zones of 24 nodes, one dark and another mostly silent: zone states a
   // the first replica (the one likely to hold the watch) killed with kill -9 a sixth of the way
   // through the dark zone and not brought back: the queue and the zone's token bucket are workflow
   // state, so the other replica goes on at the same rate, with no burst
-  const mine = await scenario(async () => {
+  const mine = await scenario(oursAt, async () => {
     await ours!.kill('SIGKILL');
     ours = undefined;
   }, false);
@@ -179,6 +201,10 @@ test('three zones of 24 nodes, one dark and another mostly silent: zone states a
   expect(theirs.tailSeconds).toBeGreaterThanOrEqual(6);
   expect(theirs.tailSeconds).toBeLessThanOrEqual(10);
   expect(Math.abs(mine.tailSeconds - theirs.tailSeconds)).toBeLessThanOrEqual(2);
+  // the zone's silent nodes are judged together, as upstream's workers judge them, not one after
+  // another (a few hundred ms each: the last of 42 nodes was judged 11 s late)
+  expect(theirs.judgedLateSeconds).toBeLessThanOrEqual(3);
+  expect(mine.judgedLateSeconds).toBeLessThanOrEqual(theirs.judgedLateSeconds + 2);
   // (after the kill, at most a timer's lateness worth at once, never the outage's)
   expect(mine.maxPerSecond).toBeLessThanOrEqual(Math.max(RATE + 2, theirs.maxPerSecond));
 }, 600_000);

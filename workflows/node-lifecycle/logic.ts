@@ -12,6 +12,8 @@ export const TAINT_NOT_READY = 'node.kubernetes.io/not-ready';
 export const TAINT_UNREACHABLE = 'node.kubernetes.io/unreachable';
 export const TAINT_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
 export const EXCLUDE_DISRUPTION_LABEL = 'node.kubernetes.io/exclude-disruption';
+/** upstream's nodeUpdateWorkerSize: nodes judged, and their writes made, at once */
+export const NODE_UPDATE_WORKERS = 8;
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 export type ZoneState = 'Initial' | 'Normal' | 'PartialDisruption' | 'FullDisruption';
