@@ -202,9 +202,9 @@ test('three zones of 24 nodes, one dark and another mostly silent: zone states a
   expect(theirs.tailSeconds).toBeLessThanOrEqual(10);
   expect(Math.abs(mine.tailSeconds - theirs.tailSeconds)).toBeLessThanOrEqual(2);
   // the zone's silent nodes are judged together, as upstream's workers judge them, not one after
-  // another (a few hundred ms each: the last of 42 nodes was judged 11 s late)
-  expect(theirs.judgedLateSeconds).toBeLessThanOrEqual(3);
-  expect(mine.judgedLateSeconds).toBeLessThanOrEqual(theirs.judgedLateSeconds + 2);
+  // another (a few hundred ms each). Seen: upstream 2 to 4 s late with its 1 s monitor period;
+  // ours 1 s, and 6 s when it took the nodes one by one.
+  expect(mine.judgedLateSeconds).toBeLessThanOrEqual(Math.max(3, theirs.judgedLateSeconds));
   // (after the kill, at most a timer's lateness worth at once, never the outage's)
   expect(mine.maxPerSecond).toBeLessThanOrEqual(Math.max(RATE + 2, theirs.maxPerSecond));
 }, 600_000);
