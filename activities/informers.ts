@@ -29,6 +29,8 @@ export interface InformerDeps {
   rootCa?: string;
   /** where this replica's activities find the cache while it runs here */
   local?: LocalReads;
+  /** put before every workflow ID the routes name (--shadow) */
+  workflowIdPrefix?: string;
 }
 
 /** The longest the pump sleeps; a quiet object's event wakes it at once (see Signaller.idle). */
@@ -55,7 +57,7 @@ export function createInformerActivities(deps: InformerDeps) {
       ctx.cancelled.catch(() => abort.abort());
       const signal = abort.signal;
       const log = deps.logger.child({ component: 'informers' });
-      const signaller = new Signaller(deps.client, deps.taskQueue, log, deps.onSignalSent);
+      const signaller = new Signaller(deps.client, deps.taskQueue, log, deps.onSignalSent, deps.workflowIdPrefix);
       const cache = new InformerCache(deps.rest, log, deps.observer);
       // controllers sharing an engine name one factory: each factory runs once
       const factories = new Set<RouteFactory>();

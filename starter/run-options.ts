@@ -3,6 +3,7 @@ import * as net from 'node:net';
 import type * as tls from 'node:tls';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseGoDuration } from '../workflows/common/duration';
+import { SHADOW_TASK_QUEUE_SUFFIX, SHADOW_WORKFLOW_ID_PREFIX } from '../workflows/runtime/workflow-ids';
 import { FeatureGateError, parseFeatureGates, resolveFeatureGates, settingWarnings } from '../workers/feature-gates';
 import { FlagSpec, FlagValues, INT32_MAX, flagDefault } from '../workers/flags';
 import { CONTROLLERS, controllerFlags } from '../workers/registry';
@@ -46,6 +47,7 @@ export const RUN_DEFAULTS = {
   informerHeartbeatTimeout: '3s',
   discoveryPeriod: '30s',
   workflowStackTraces: false,
+  shadow: false,
   logLevel: 'info' as LogLevel,
 } as const;
 
@@ -120,7 +122,13 @@ export interface RunOptions {
   minResyncPeriodMs: number;
   temporalAddress: string;
   temporalNamespace: string;
+  /** the base task queue; with --shadow, the one given plus SHADOW_TASK_QUEUE_SUFFIX */
   taskQueue: string;
+  /**
+   * --shadow: every write goes to the API server as a dry run and is recorded as a proposal
+   * (activities/kube/shadow.ts); per-object workflow IDs start with SHADOW_WORKFLOW_ID_PREFIX
+   */
+  shadow: boolean;
   /** Absent: plain-text gRPC to Temporal. */
   temporalTls?: TemporalTlsOptions;
   resyncBackoffBaseMs: number;
@@ -288,6 +296,11 @@ export function addRunOptions(cmd: Command): Command {
     def: RUN_DEFAULTS.discoveryPeriod,
   });
 
+  add(
+    '--shadow [bool]',
+    `write nothing: every write a controller decides on is sent as a server-side dry run (dryRun=All), which the API server checks and answers as the write but does not store, and is logged and counted as a proposal; the replica runs on --task-queue plus "${SHADOW_TASK_QUEUE_SUFFIX}" and its object workflows' IDs start with "${SHADOW_WORKFLOW_ID_PREFIX}", so it never meets a live deployment's workflows` + ours,
+    { def: RUN_DEFAULTS.shadow },
+  );
   add(
     '--workflow-stack-traces [bool]',
     "answer Temporal's stack-trace query (the Web UI's Stack Trace tab); the SDK then records a stack trace for every promise a workflow makes, about a quarter of the workflow thread's CPU" + ours,
@@ -674,7 +687,8 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   const minResyncPeriodMs = r.durationMs('min-resync-period', { def: RUN_DEFAULTS.minResyncPeriod, allowZero: true }) ?? 0;
 
   const temporal = temporalTargetOf(r);
-  const taskQueue = r.string('task-queue', { def: RUN_DEFAULTS.taskQueue });
+  const shadow = r.bool('shadow', { def: RUN_DEFAULTS.shadow });
+  const taskQueue = r.string('task-queue', { def: RUN_DEFAULTS.taskQueue }) + (shadow ? SHADOW_TASK_QUEUE_SUFFIX : '');
   // singleton and informer workflow IDs are built on it, and a SQL-persisted Temporal keeps IDs in 255 characters
   if (taskQueue.length > MAX_TASK_QUEUE_LENGTH) r.fail(r.origin('task-queue'), taskQueue, `is longer than ${MAX_TASK_QUEUE_LENGTH} characters`);
 
@@ -722,6 +736,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     temporalAddress: temporal.address,
     temporalNamespace: temporal.namespace,
     taskQueue,
+    shadow,
     ...(temporal.tls ? { temporalTls: temporal.tls } : {}),
     resyncBackoffBaseMs,
     resyncBackoffMaxMs,

@@ -9,6 +9,7 @@ import { descriptorOf, notImplemented } from '../workers/registry';
 import { startHealthServer } from './health-server';
 import { prepareSecureServing } from './secure-serving/setup';
 import type { RunOptions } from './run-options';
+import { controllerOfWorkflowId } from '../workflows/runtime/workflow-ids';
 
 const TEMPORAL_LEVEL: Record<string, TemporalLogLevel> = {
   trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR',
@@ -28,7 +29,7 @@ function installRuntimeLogger(logger: Logger, level: string): void {
       const meta = { ...entry.meta };
       // workflow IDs are <controller>/<namespace>/<name>: the controller and object key every line carries
       const id = typeof meta.workflowId === 'string' ? meta.workflowId : undefined;
-      const fields = id ? { ...meta, controller: id.split('/')[0], key: id.split('/').slice(1).join('/') } : meta;
+      const fields = id ? { ...meta, controller: controllerOfWorkflowId(id), key: id.split('/').slice(1).join('/') } : meta;
       const msg = entry.message;
       // each controller's worker reports its start and stop; that is a dozen lines per replica, so debug
       if (ROUTINE_SDK_LINES.some((r) => msg.startsWith(r))) {

@@ -82,6 +82,8 @@ export interface StartContext {
   baseTaskQueue: string;
   flags: FlagValues;
   tuning: Partial<LoopTuning>;
+  /** put before the ID of every workflow it starts, as the informer's signals put it (--shadow) */
+  workflowIdPrefix: string;
 }
 
 /** A precondition that failed: `fatal` stops the manager (as upstream exits), otherwise the controller is left out. */

@@ -9,11 +9,13 @@ import { createInformerActivities } from '../activities/informers';
 import { LocalReads } from '../activities/informers/local-reads';
 import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
+import { type Proposal, runningActivityInput, shadowed } from '../activities/kube/shadow';
 import { KubeRest, userAgentFor } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { WORKFLOWS_ENTRY, freshPrebuiltBundle } from './workflow-bundle';
 import { configureInformersSignal, earlierInformerWorkflowIds, informerWorkflow, informerWorkflowId, InformerWorkflowInput } from '../workflows/informer';
 import { controllerTaskQueue, informerTaskQueue } from '../workflows/runtime/task-queues';
+import { SHADOW_WORKFLOW_ID_PREFIX } from '../workflows/runtime/workflow-ids';
 import type { KcmSinks } from '../workflows/runtime/sinks';
 import { LOCAL_ECHO_KEY, type LocalEcho } from '../workflows/runtime/local-io';
 import type { RunOptions } from '../starter/run-options';
@@ -52,7 +54,8 @@ function instrument<T extends Record<string, (...args: never[]) => Promise<unkno
   for (const [name, fn] of Object.entries(acts)) {
     out[name] = async (...args: never[]) => {
       try {
-        const result = await fn(...args);
+        // the input's reason goes with any write the activity makes under --shadow
+        const result = await runningActivityInput.run(args[0], () => fn(...args));
         return runningLocally() ? ({ [LOCAL_ECHO_KEY]: true, input: args[0], result } satisfies LocalEcho) : result;
       } catch (e) {
         const reason = (e as { type?: string }).type ?? (e as Error).name ?? 'Error';
@@ -121,16 +124,32 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     if (!ownClients.has(name)) ownClients.set(name, rest.withUserAgent(userAgentFor(name), new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst)));
     return ownClients.get(name)!;
   };
+  // --shadow: each controller's writes become dry runs and proposals, under its own name
+  const recordProposal = (p: Proposal) => {
+    metrics.shadowProposalsTotal.inc({ controller: p.controller, verb: p.verb, resource: p.resource, outcome: p.refused ? 'refused' : 'proposed' });
+    logger.info(p, 'shadow proposal');
+  };
+  /** per client, its shadow for each controller that uses it */
+  const shadows = new Map<KubeRest, Map<string, KubeRest>>();
+  const shadowOf = (r: KubeRest, controller: string): KubeRest => {
+    if (!opts.shadow) return r;
+    const of = shadows.get(r) ?? new Map<string, KubeRest>();
+    shadows.set(r, of);
+    if (!of.has(controller)) of.set(controller, shadowed(r, controller, recordProposal));
+    return of.get(controller)!;
+  };
+  const workflowIdPrefix = opts.shadow ? SHADOW_WORKFLOW_ID_PREFIX : '';
   const depsOf = (name: string): ControllerDeps => {
     const d = descriptorOf(name);
-    const r = d?.serviceAccount ? clientOf(d.serviceAccount, d.clientRate) : ownClient(d?.clientName ?? name);
+    const own = d?.serviceAccount ? clientOf(d.serviceAccount, d.clientRate) : ownClient(d?.clientName ?? name);
+    const r = shadowOf(own, d?.short ?? name);
     if (!recorders.has(r)) recorders.set(r, createEventRecorder(r, instance, logger));
     return { rest: r, logger, recordEvent: recorders.get(r)! };
   };
   // this replica's informer cache, for activities, while the informer activity runs here
   const local = new LocalReads((hit) => metrics.localReadsTotal.inc({ result: hit ? 'hit' : 'miss' }));
   const activitiesOf = (d: ControllerDescriptor): ActivityMap => instrument(
-    d.activities({ ...depsOf(d.name), reader: rest, depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile, local }),
+    d.activities({ ...depsOf(d.name), reader: shadowOf(rest, d.short), depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile, local }),
     metrics,
   );
 
@@ -173,6 +192,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     rootCa,
     local,
     discoveryPeriodMs: opts.discoveryPeriodMs,
+    workflowIdPrefix,
     observer: {
       onReflector: (resource, running) => (running ? metrics.informerReflectors.inc({ resource }) : metrics.informerReflectors.dec({ resource })),
       onList: (resource) => metrics.informerListsTotal.inc({ resource }),
@@ -266,9 +286,10 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   });
   await stopEarlierInformers(client, opts.taskQueue, shortNames, logger);
   for (const d of controllers) {
-    await d.start?.({ client, taskQueue: controllerTaskQueue(opts.taskQueue, d.short), baseTaskQueue: opts.taskQueue, flags: opts.controllerFlags, tuning: input.tuning ?? {} });
+    await d.start?.({ client, taskQueue: controllerTaskQueue(opts.taskQueue, d.short), baseTaskQueue: opts.taskQueue, flags: opts.controllerFlags, tuning: input.tuning ?? {}, workflowIdPrefix });
   }
-  logger.info({ controllers: shortNames, taskQueue: opts.taskQueue, temporal: opts.temporalAddress }, 'controller manager started');
+  logger.info({ controllers: shortNames, taskQueue: opts.taskQueue, temporal: opts.temporalAddress, ...(opts.shadow ? { shadow: true } : {}) },
+    opts.shadow ? 'controller manager started in shadow mode: writes are dry runs, recorded as proposals' : 'controller manager started');
 
   return {
     running,

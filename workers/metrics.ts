@@ -26,6 +26,8 @@ export interface Metrics {
   /** code: the HTTP status as a string, or "<error>" when no response came back. */
   readonly apiRequestsTotal: Counter<'verb' | 'resource' | 'code'>;
   readonly localReadsTotal: Counter<'result'>;
+  /** --shadow: writes sent as dry runs instead; outcome is `proposed`, or `refused` when the dry run was */
+  readonly shadowProposalsTotal: Counter<'controller' | 'verb' | 'resource' | 'outcome'>;
   /**
    * Workflow runs each worker holds in memory now, by controller (`base` for the informer's queue),
    * read from the workers at scrape time: what `--max-cached-workflows` bounds.
@@ -119,6 +121,12 @@ export function createMetrics(): Metrics {
       name: 'kcm_api_requests_total',
       help: 'Requests to the Kubernetes API server, by verb, resource and HTTP status code.',
       labelNames: ['verb', 'resource', 'code'] as const,
+      registers,
+    }),
+    shadowProposalsTotal: new Counter({
+      name: 'kcm_shadow_proposals_total',
+      help: 'With --shadow, the writes each controller would have made (sent as server-side dry runs), by verb, resource and whether the dry run was refused.',
+      labelNames: ['controller', 'verb', 'resource', 'outcome'] as const,
       registers,
     }),
     localReadsTotal: new Counter({

@@ -24,7 +24,7 @@ export interface Singleton<A, E> {
  */
 export async function startSingleton<A, E>(ctx: StartContext, s: Singleton<A, E>): Promise<void> {
   await ctx.client.workflow.signalWithStart(s.workflow, {
-    workflowId: s.workflowId,
+    workflowId: ctx.workflowIdPrefix + s.workflowId,
     taskQueue: ctx.taskQueue,
     args: [s.args],
     signal: OBJECT_EVENT_SIGNAL,

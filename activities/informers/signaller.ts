@@ -72,6 +72,8 @@ export class Signaller {
     private readonly taskQueue: string,
     private readonly logger: Logger,
     private readonly onSent?: (controller: string) => void,
+    /** put before every object workflow's ID (a --shadow replica's SHADOW_WORKFLOW_ID_PREFIX) */
+    private readonly idPrefix = '',
   ) {}
 
   get size(): number {
@@ -84,7 +86,7 @@ export class Signaller {
       return;
     }
     const n = ++this.queued;
-    const id = boundedWorkflowId(target.workflowId ?? `${target.controller}/${target.namespace}/${target.name}`);
+    const id = boundedWorkflowId(this.idPrefix + (target.workflowId ?? `${target.controller}/${target.namespace}/${target.name}`));
     const prev = this.pending.get(id);
     const m = merge as (a: unknown, b: unknown) => unknown;
     const item: Pending = { target, event: prev ? m(prev.event, event) : event, merge: m, urgent: urgent || !!prev?.urgent, first: prev?.first ?? n };

@@ -9,6 +9,8 @@ export interface AuditEvent {
   /** Metadata or Request (see the policy in starter/local/stack.ts) */
   level?: string;
   verb: string;
+  /** with its query, e.g. ?dryRun=All */
+  requestURI?: string;
   user: { username: string };
   userAgent?: string;
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };

@@ -22,6 +22,7 @@ import {
   type RunHistory,
 } from './history';
 import { MAX_VALUE_CHARS, isObj, safeString, summarizeFields, type Obj } from './redaction';
+import { controllerOfWorkflowId } from '../../workflows/runtime/workflow-ids';
 
 export type EntryKind =
   | 'started'
@@ -212,7 +213,7 @@ interface RunResult {
 function readRun(run: RunHistory): RunResult {
   const started = run.events.find((e) => typeOf(e) === 'WORKFLOW_EXECUTION_STARTED');
   const startAttrs = started ? attrsOf(started) : {};
-  const controller = searchAttribute(startAttrs, 'KcmController') ?? run.workflowId.split('/')[0];
+  const controller = searchAttribute(startAttrs, 'KcmController') ?? controllerOfWorkflowId(run.workflowId);
   const kind = searchAttribute(startAttrs, 'KcmKind');
   const object: ObjectIdentity | undefined = kind
     ? {

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { KubeObject } from '../../activities/kube/projections';
 import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, settledRead, testKubeConfig, uniqueName } from '../support/cluster';
+import { AuditLog } from '../support/audit';
 import { startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -118,6 +119,21 @@ async function cleanup(ns: string): Promise<void> {
 
 const upstream = new UpstreamKcm('compare');
 
+/** A controller's client of ours names it after our User-Agent (the test's own client does not). */
+const CONTROLLER_AGENT = /^temporal-kcm\/\S+ \([^)]*\) temporal-kcm\/./;
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+/** kcm_shadow_proposals_total summed per controller, and over every resource but Events (the stack's audit policy leaves Events out) */
+function proposalsIn(metrics: string): Record<string, number> {
+  const out: Record<string, number> = { deployment: 0, replicaset: 0, audited: 0 };
+  for (const m of metrics.matchAll(/^kcm_shadow_proposals_total\{([^}]*)\} (\d+)/gm)) {
+    const controller = /controller="([^"]+)"/.exec(m[1])?.[1] ?? '';
+    out[controller] = (out[controller] ?? 0) + Number(m[2]);
+    if (!m[1].includes('resource="events"')) out.audited += Number(m[2]);
+  }
+  return out;
+}
+
 afterAll(async () => {
   await upstream.stop();
 });
@@ -125,12 +141,24 @@ afterAll(async () => {
 test('kubectl create, scale, rolling image change, rollover, pause/resume, undo, restart, Recreate, history cleanup: same state as upstream after every step', async () => {
   kubectlBin = (await ensureBinaries(['kubectl'])).kubectl;
 
-  // upstream first, alone on the cluster
+  // upstream first, the only one writing; beside it a --shadow replica of ours, which decides on
+  // the same objects and sends its writes as dry runs only
   const upNs = await freshNamespace(testKubeConfig(), 'vs-upstream');
+  const shadow = await startManagerProcess(uniqueName('vs-upstream'), ['--shadow', '--kube-api-qps', '200', '--kube-api-burst', '400'], { controllers: 'replicaset,deployment' });
+  const audit = new AuditLog();
+  audit.mark();
   await upstream.start('replicaset,deployment', ['--kube-api-qps=200', '--kube-api-burst=400']);
   const theirs = await runSequence(upNs);
   await upstream.stop();
+  const proposed = await settledRead('shadow proposals settled', async () => proposalsIn(await shadow.metrics()), 30_000);
+  await shadow.kill();
   await cleanup(upNs);
+  // every write the shadow's controllers sent was a dry run, and each is a proposal it counted
+  const shadowWrites = audit.events().filter((e) => CONTROLLER_AGENT.test(e.userAgent ?? '') && WRITE_VERBS.has(e.verb));
+  expect(shadowWrites.filter((e) => !/[?&]dryRun=All(&|$)/.test(e.requestURI ?? '')).map((e) => `${e.verb} ${e.requestURI}`)).toEqual([]);
+  expect(proposed.deployment).toBeGreaterThan(0);
+  expect(proposed.replicaset).toBeGreaterThan(0);
+  expect(shadowWrites.length).toBeGreaterThanOrEqual(proposed.audited);
 
   // then ours
   const ourNs = await freshNamespace(testKubeConfig(), 'vs-ours');

@@ -38,6 +38,12 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+test('--shadow: its own task queue, and writes become proposals', () => {
+  expect(run([])).toMatchObject({ shadow: false, taskQueue: 'temporal-kcm' });
+  expect(run(['--shadow', '--task-queue', 'prod'])).toMatchObject({ shadow: true, taskQueue: 'prod-shadow' });
+  expect(problem(['--shadow', '--task-queue', 'q'.repeat(125)])).toMatch('is longer than 128 characters');
+});
+
 describe('parseGoDuration', () => {
   test.each([
     ['0', 0],

@@ -26,3 +26,17 @@ export function boundedWorkflowId(id: string): string {
   const hash = idHash(id);
   return `${id.slice(0, MAX_WORKFLOW_ID_LENGTH - hash.length - 1)}~${hash}`;
 }
+
+/**
+ * A --shadow replica's object workflows: the same IDs behind this prefix, so a shadow deployment
+ * beside a live one on the same Temporal namespace never signals or starts the live runs.
+ * (Singletons and informers are named after the task queue, which --shadow changes too.)
+ */
+export const SHADOW_WORKFLOW_ID_PREFIX = 'shadow:';
+/** appended to --task-queue by --shadow */
+export const SHADOW_TASK_QUEUE_SUFFIX = '-shadow';
+
+/** The controller an object workflow's ID names, a shadow one's too. */
+export function controllerOfWorkflowId(id: string): string {
+  return (id.startsWith(SHADOW_WORKFLOW_ID_PREFIX) ? id.slice(SHADOW_WORKFLOW_ID_PREFIX.length) : id).split('/')[0];
+}

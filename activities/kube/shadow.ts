@@ -1,0 +1,100 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Context } from '@temporalio/activity';
+import { ApiError, type KubeRest, type RequestOptions } from './rest';
+
+/*
+ * --shadow: a replica that decides as it always does and writes nothing.
+ *
+ * Every write a controller's client makes goes to the API server as a server-side dry run
+ * (`dryRun=All`): the server authorizes, admits, validates and defaults it as it would the write,
+ * answers as it would (a generated name, a conflict on a stale resourceVersion, the same refusal of
+ * a bad pod template) and stores nothing. The activity then goes on with a real answer, and the
+ * write is recorded as a proposal: what, on which object, for which reason, from which workflow.
+ * Reads are untouched. Only controllers' clients are shadowed; the manager's own calls (its
+ * ServiceAccount tokens) are not writes to the cluster's objects.
+ */
+
+/** The input of the activity running now, kept by the manager around each one: a proposal carries its reason. */
+export const runningActivityInput = new AsyncLocalStorage<unknown>();
+
+export type ProposalVerb = 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+/** One write a shadow replica would have made. */
+export interface Proposal {
+  controller: string;
+  verb: ProposalVerb;
+  /** the resource's plural, e.g. pods, replicasets, events */
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  /** for a create, the name the dry run gave the object */
+  name?: string;
+  /** the reason the activity's input gives */
+  reason?: string;
+  activity?: string;
+  workflowId?: string;
+  /** the API server's refusal of the dry run, when it refused it (the write would have failed the same way) */
+  refused?: { status: number; reason: string };
+}
+
+const VERBS: Record<string, ProposalVerb | undefined> = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+
+/** What a request path writes, or undefined for a read. */
+export function writeOf(method: string, path: string): Omit<Proposal, 'controller'> | undefined {
+  const verb = VERBS[method.toUpperCase()];
+  if (!verb) return undefined;
+  const parts = path.replace(/\?.*$/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const rest = parts[0] === 'api' ? parts.slice(2) : parts[0] === 'apis' ? parts.slice(3) : [];
+  // namespaces/<ns>/<resource>/... unless it is the namespace's own status or finalize
+  const namespaced = rest[0] === 'namespaces' && rest.length >= 3 && rest[2] !== 'status' && rest[2] !== 'finalize';
+  const [resource, name, subresource] = namespaced ? rest.slice(2) : rest;
+  if (!resource) return undefined;
+  return {
+    verb: verb === 'delete' && !name ? 'deletecollection' : verb,
+    resource,
+    ...(subresource ? { subresource } : {}),
+    ...(namespaced ? { namespace: rest[1] } : {}),
+    ...(name ? { name } : {}),
+  };
+}
+
+/** The same request as a server-side dry run. */
+export function dryRunPath(path: string): string {
+  return `${path}${path.includes('?') ? '&' : '?'}dryRun=All`;
+}
+
+/** The reason an activity's input gives (every write activity names one), if it gives one. */
+function reasonOf(input: unknown): string | undefined {
+  const r = (input as { reason?: unknown } | undefined)?.reason;
+  return typeof r === 'string' ? r : undefined;
+}
+
+function activityOf(): { activity?: string; workflowId?: string } {
+  try {
+    const info = Context.current().info;
+    return { activity: info.activityType, ...(info.workflowExecution ? { workflowId: info.workflowExecution.workflowId } : {}) };
+  } catch {
+    return {}; // not inside an activity (an event sent after its activity ended)
+  }
+}
+
+/** `rest` for `controller` with every write sent as a dry run and handed to `record`. */
+export function shadowed(rest: KubeRest, controller: string, record: (p: Proposal) => void): KubeRest {
+  const shadow = Object.create(rest) as KubeRest;
+  shadow.request = async <T>(method: string, path: string, ro?: RequestOptions) => {
+    const write = writeOf(method, path);
+    if (!write) return rest.request<T>(method, path, ro);
+    const reason = reasonOf(runningActivityInput.getStore());
+    const context: Proposal = { controller, ...write, ...(reason ? { reason } : {}), ...activityOf() };
+    try {
+      const res = await rest.request<T>(method, dryRunPath(path), ro);
+      const created = write.verb === 'create' && !write.name ? (res.body as { metadata?: { name?: string } } | undefined)?.metadata?.name : undefined;
+      record({ ...context, ...(created ? { name: created } : {}) });
+      return res;
+    } catch (e) {
+      if (e instanceof ApiError && e.status >= 400 && e.status < 500) record({ ...context, refused: { status: e.status, reason: e.reason } });
+      throw e;
+    }
+  };
+  return shadow;
+}
