@@ -28,9 +28,10 @@ export function boundedWorkflowId(id: string): string {
 }
 
 /**
- * A --shadow replica's object workflows: the same IDs behind this prefix, so a shadow deployment
- * beside a live one on the same Temporal namespace never signals or starts the live runs.
- * (Singletons and informers are named after the task queue, which --shadow changes too.)
+ * A --shadow replica's workflows: the same IDs behind this prefix (put on by the signaller and by
+ * singleton starts), so a shadow deployment beside a live one on the same Temporal namespace never
+ * signals or starts the live runs. The informer's ID is named after the task queue, which --shadow
+ * changes too.
  */
 export const SHADOW_WORKFLOW_ID_PREFIX = 'shadow:';
 /** appended to --task-queue by --shadow */
