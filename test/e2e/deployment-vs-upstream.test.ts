@@ -4,7 +4,7 @@ import type { KubeObject } from '../../activities/kube/projections';
 import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, settledRead, testKubeConfig, uniqueName } from '../support/cluster';
 import { AuditLog } from '../support/audit';
-import { startManagerProcess } from '../support/manager';
+import { metricValue, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
 import { UpstreamKcm } from '../support/upstream';
@@ -123,15 +123,10 @@ const upstream = new UpstreamKcm('compare');
 const CONTROLLER_AGENT = /^temporal-kcm\/\S+ \([^)]*\) temporal-kcm\/./;
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
-/** kcm_shadow_proposals_total summed per controller, and over every resource but Events (the stack's audit policy leaves Events out) */
-function proposalsIn(metrics: string): Record<string, number> {
-  const out: Record<string, number> = { deployment: 0, replicaset: 0, audited: 0 };
-  for (const m of metrics.matchAll(/^kcm_shadow_proposals_total\{([^}]*)\} (\d+)/gm)) {
-    const controller = /controller="([^"]+)"/.exec(m[1])?.[1] ?? '';
-    out[controller] = (out[controller] ?? 0) + Number(m[2]);
-    if (!m[1].includes('resource="events"')) out.audited += Number(m[2]);
-  }
-  return out;
+/** kcm_shadow_proposals_total per controller, and over every resource but Events (the stack's audit policy leaves Events out) */
+function proposalsIn(metrics: string): Record<'deployment' | 'replicaset' | 'audited', number> {
+  const of = (labels: Record<string, string>) => metricValue(metrics, 'kcm_shadow_proposals_total', labels);
+  return { deployment: of({ controller: 'deployment' }), replicaset: of({ controller: 'replicaset' }), audited: of({}) - of({ resource: 'events' }) };
 }
 
 afterAll(async () => {
