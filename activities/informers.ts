@@ -2,7 +2,9 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { ApiError, KubeRest } from './kube/rest';
-import { InformerCache, type CacheObserver } from './informers/cache';
+import { InformerCache, type CacheObserver, type RawTap } from './informers/cache';
+import type { FieldMask } from './informers/fields';
+import { RESOURCES } from './kube/resources';
 import type { GoneSweep, InformerInput, RouteFamily } from './informers/family';
 import { sweepGone } from './informers/gone-sweep';
 import { PositionLog, positionsFromHeartbeat, type InformerHeartbeat } from './informers/positions';
@@ -31,7 +33,12 @@ export interface InformerDeps {
   local?: LocalReads;
   /** put before every workflow ID the routes name (--shadow) */
   workflowIdPrefix?: string;
+  /** --shadow: where the cluster manager's writes seen by the watch go */
+  shadow?: { managerWrites(): RawTap };
 }
+
+/** What the shadow ledger compares of an Event (see activities/shadow/content.ts) */
+const SHADOW_EVENT_FIELDS: FieldMask = { apiVersion: true, kind: true, metadata: true, involvedObject: true, reason: true, message: true, type: true, source: true, reportingComponent: true };
 
 /** The longest the pump sleeps; a quiet object's event wakes it at once (see Signaller.idle). */
 const FLUSH_PERIOD_MS = 100;
@@ -65,6 +72,11 @@ export function createInformerActivities(deps: InformerDeps) {
       const families = [...factories]
         .map((routes) => routes({ input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue }))
         .filter((f): f is RouteFamily => f !== undefined);
+      if (deps.shadow) {
+        // the cluster manager's writes, on every resource watched, and its Events (which no route reads)
+        cache.tap(deps.shadow.managerWrites());
+        cache.watch(RESOURCES.events, SHADOW_EVENT_FIELDS);
+      }
 
       // a metadata read: a 404 is the only answer that counts as gone
       const stillThere = async (path: string) => {

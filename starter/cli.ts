@@ -14,6 +14,7 @@ import { addOperateCommands } from './operate/commands';
 import { OperateError } from './operate/errors';
 import { addReplayCommand } from './replay/command';
 import { addWhyCommand } from './why/command';
+import { addShadowCommands } from './shadow/report';
 import { USAGE_EXIT_CODE } from './operate/usage';
 
 export { USAGE_EXIT_CODE };
@@ -114,6 +115,7 @@ export function buildProgram(): Command {
   addWhyCommand(program);
   addOperateCommands(program);
   addReplayCommand(program);
+  addShadowCommands(program);
 
   const local = program.command('local').description('the local stack: etcd, kube-apiserver, kube-scheduler, kwok nodes, Temporal (dev server, or --temporal postgres)');
 

@@ -48,6 +48,7 @@ export const RUN_DEFAULTS = {
   discoveryPeriod: '30s',
   workflowStackTraces: false,
   shadow: false,
+  shadowWindow: '10s',
   logLevel: 'info' as LogLevel,
 } as const;
 
@@ -129,6 +130,8 @@ export interface RunOptions {
    * (activities/kube/shadow.ts); per-object workflow IDs start with SHADOW_WORKFLOW_ID_PREFIX
    */
   shadow: boolean;
+  /** --shadow-window: the shadow ledger's `agree` window (its horizon is shadowHorizonMs of it) */
+  shadowWindowMs: number;
   /** Absent: plain-text gRPC to Temporal. */
   temporalTls?: TemporalTlsOptions;
   resyncBackoffBaseMs: number;
@@ -298,8 +301,13 @@ export function addRunOptions(cmd: Command): Command {
 
   add(
     '--shadow [bool]',
-    `write nothing: every write a controller decides on is sent as a server-side dry run (dryRun=All), which the API server checks and answers as the write but does not store, and is logged and counted as a proposal; the replica runs on --task-queue plus "${SHADOW_TASK_QUEUE_SUFFIX}" and its object workflows' IDs start with "${SHADOW_WORKFLOW_ID_PREFIX}", so it never meets a live deployment's workflows` + ours,
+    `write nothing: every write a controller decides on is sent as a server-side dry run (dryRun=All), which the API server checks and answers as the write but does not store, and is logged and counted as a proposal; the replica runs on --task-queue plus "${SHADOW_TASK_QUEUE_SUFFIX}" and its object workflows' IDs start with "${SHADOW_WORKFLOW_ID_PREFIX}" and a hash of the task queue, so it never meets a live deployment's workflows, nor another shadow deployment's` + ours,
     { def: RUN_DEFAULTS.shadow },
+  );
+  add(
+    '--shadow-window <duration>',
+    'with --shadow: a proposal and the same write by the cluster\'s own manager this close in time agree; further apart (up to six windows) they are late, and a write unmatched after six windows is settled as differing, only ours or only theirs' + ours,
+    { def: RUN_DEFAULTS.shadowWindow },
   );
   add(
     '--workflow-stack-traces [bool]',
@@ -688,6 +696,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
 
   const temporal = temporalTargetOf(r);
   const shadow = r.bool('shadow', { def: RUN_DEFAULTS.shadow });
+  const shadowWindowMs = r.durationMs('shadow-window', { def: RUN_DEFAULTS.shadowWindow, allowZero: false }) ?? 10_000;
   const taskQueue = r.string('task-queue', { def: RUN_DEFAULTS.taskQueue }) + (shadow ? SHADOW_TASK_QUEUE_SUFFIX : '');
   // singleton and informer workflow IDs are built on it, and a SQL-persisted Temporal keeps IDs in 255 characters
   if (taskQueue.length > MAX_TASK_QUEUE_LENGTH) r.fail(r.origin('task-queue'), taskQueue, `is longer than ${MAX_TASK_QUEUE_LENGTH} characters`);
@@ -737,6 +746,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     temporalNamespace: temporal.namespace,
     taskQueue,
     shadow,
+    shadowWindowMs,
     ...(temporal.tls ? { temporalTls: temporal.tls } : {}),
     resyncBackoffBaseMs,
     resyncBackoffMaxMs,

@@ -10,12 +10,14 @@ import { LocalReads } from '../activities/informers/local-reads';
 import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
 import { type Proposal, runningActivityInput, shadowed } from '../activities/kube/shadow';
+import { ShadowFeed } from '../activities/shadow/feed';
+import type { ShadowEntry } from '../workflows/shadow/types';
 import { KubeRest, userAgentFor } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { WORKFLOWS_ENTRY, freshPrebuiltBundle } from './workflow-bundle';
 import { configureInformersSignal, earlierInformerWorkflowIds, informerWorkflow, informerWorkflowId, InformerWorkflowInput } from '../workflows/informer';
 import { controllerTaskQueue, informerTaskQueue } from '../workflows/runtime/task-queues';
-import { SHADOW_WORKFLOW_ID_PREFIX } from '../workflows/runtime/workflow-ids';
+import { shadowHorizonMs, shadowWorkflowIdPrefix } from '../workflows/runtime/workflow-ids';
 import type { KcmSinks } from '../workflows/runtime/sinks';
 import { LOCAL_ECHO_KEY, type LocalEcho } from '../workflows/runtime/local-io';
 import type { RunOptions } from '../starter/run-options';
@@ -124,10 +126,14 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     if (!ownClients.has(name)) ownClients.set(name, rest.withUserAgent(userAgentFor(name), new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst)));
     return ownClients.get(name)!;
   };
-  // --shadow: each controller's writes become dry runs and proposals, under its own name
-  const recordProposal = (p: Proposal) => {
+  // --shadow: each controller's writes become dry runs and proposals, under its own name, and go
+  // to the deployment's ledger, as do the cluster manager's writes the watch sees
+  const feed = opts.shadow ? new ShadowFeed(client, opts.taskQueue, { windowMs: opts.shadowWindowMs, horizonMs: shadowHorizonMs(opts.shadowWindowMs) }, logger) : undefined;
+  feed?.start();
+  const recordProposal = (p: Proposal, entry?: ShadowEntry) => {
     metrics.shadowProposalsTotal.inc({ controller: p.controller, verb: p.verb, resource: p.resource, outcome: p.refused ? 'refused' : 'proposed' });
     logger.info(p, 'shadow proposal');
+    if (entry) feed?.add(entry);
   };
   /** per client, its shadow for each controller that uses it */
   const shadows = new Map<KubeRest, Map<string, KubeRest>>();
@@ -138,7 +144,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     if (!of.has(controller)) of.set(controller, shadowed(r, controller, recordProposal));
     return of.get(controller)!;
   };
-  const workflowIdPrefix = opts.shadow ? SHADOW_WORKFLOW_ID_PREFIX : '';
+  const workflowIdPrefix = opts.shadow ? shadowWorkflowIdPrefix(opts.taskQueue) : '';
   const depsOf = (name: string): ControllerDeps => {
     const d = descriptorOf(name);
     const own = d?.serviceAccount ? clientOf(d.serviceAccount, d.clientRate) : ownClient(d?.clientName ?? name);
@@ -158,6 +164,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       reconciled: {
         fn: (info, controller, outcome, durationMs) => {
           metrics.reconcilesTotal.inc({ controller, result: outcome });
+          feed?.reconciled(info.workflowId, Date.now() - durationMs);
           metrics.reconcileDurationSeconds.observe({ controller }, durationMs / 1000);
           const key = info.workflowId.split('/').slice(1).join('/');
           const line = { controller, key, outcome, durationMs, runId: info.runId };
@@ -170,6 +177,9 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
           metrics.signalsReceivedTotal.inc({ controller }, received);
           if (coalesced) metrics.signalsCoalescedTotal.inc({ controller }, coalesced);
         },
+      },
+      shadowOutcomes: {
+        fn: (_info, controller, outcome, count) => metrics.shadowOutcomesTotal.inc({ controller, outcome }, count),
       },
     },
   };
@@ -193,6 +203,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     local,
     discoveryPeriodMs: opts.discoveryPeriodMs,
     workflowIdPrefix,
+    ...(feed ? { shadow: feed } : {}),
     observer: {
       onReflector: (resource, running) => (running ? metrics.informerReflectors.inc({ resource }) : metrics.informerReflectors.dec({ resource })),
       onList: (resource) => metrics.informerListsTotal.inc({ resource }),
@@ -297,6 +308,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     async shutdown() {
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await running.catch(() => undefined);
+      await feed?.stop();
       await nativeConnection.close();
       await connection.close();
     },

@@ -28,6 +28,8 @@ export interface Metrics {
   readonly localReadsTotal: Counter<'result'>;
   /** --shadow: writes sent as dry runs instead; outcome is `proposed`, or `refused` when the dry run was */
   readonly shadowProposalsTotal: Counter<'controller' | 'verb' | 'resource' | 'outcome'>;
+  /** --shadow: the ledger's comparisons of ours with the cluster manager's writes, by outcome (agree, late, differ, only-ours, only-theirs) */
+  readonly shadowOutcomesTotal: Counter<'controller' | 'outcome'>;
   /**
    * Workflow runs each worker holds in memory now, by controller (`base` for the informer's queue),
    * read from the workers at scrape time: what `--max-cached-workflows` bounds.
@@ -127,6 +129,12 @@ export function createMetrics(): Metrics {
       name: 'kcm_shadow_proposals_total',
       help: 'With --shadow, the writes each controller would have made (sent as server-side dry runs), by verb, resource and whether the dry run was refused.',
       labelNames: ['controller', 'verb', 'resource', 'outcome'] as const,
+      registers,
+    }),
+    shadowOutcomesTotal: new Counter({
+      name: 'kcm_shadow_outcomes_total',
+      help: 'With --shadow, how the ledger compared each controller\'s proposals with the writes of the cluster\'s own manager: agree, late, differ, only-ours, only-theirs (counted on the replica that ran the ledger).',
+      labelNames: ['controller', 'outcome'] as const,
       registers,
     }),
     localReadsTotal: new Counter({

@@ -59,3 +59,4 @@ export const resourceClaimPodWorkflow = loadOnCall(() => require('./resourceclai
 export const resourceClaimWorkflow = loadOnCall(() => require('./resourceclaim/workflow') as typeof import('./resourceclaim/workflow'), 'resourceClaimWorkflow');
 export const hpaWorkflow = loadOnCall(() => require('./hpa/workflow') as typeof import('./hpa/workflow'), 'hpaWorkflow');
 export const informerWorkflow = loadOnCall(() => require('./informer') as typeof import('./informer'), 'informerWorkflow');
+export const shadowLedgerWorkflow = loadOnCall(() => require('./shadow/ledger') as typeof import('./shadow/ledger'), 'shadowLedgerWorkflow');

@@ -57,6 +57,16 @@ function withoutManagedFields(o: KubeObject): KubeObject {
   return o;
 }
 
+/**
+ * Sees every resource's objects as the API server sent them, before the store trims them
+ * (managedFields included): how --shadow learns which changes the cluster's own manager made.
+ * It must not change what it is handed.
+ */
+export interface RawTap {
+  listed(path: string, objects: readonly KubeObject[]): void;
+  event(path: string, type: string, obj: KubeObject): void;
+}
+
 interface Entry {
   store: Store;
   mask: FieldMask;
@@ -83,6 +93,7 @@ export class InformerCache {
    * and the watches waiting for them (see start).
    */
   private resuming?: { unlisted: Set<string>; done: Promise<void>; release: () => void };
+  private readonly taps: RawTap[] = [];
 
   constructor(
     private readonly rest: KubeRest,
@@ -120,6 +131,11 @@ export class InformerCache {
     if (listener) e.store.subscribe(listener);
     if (this.signal && !e.running) this.run(path, e);
     return e.store;
+  }
+
+  /** Hands `tap` every resource's lists and events, before they are trimmed (see RawTap). */
+  tap(tap: RawTap): void {
+    this.taps.push(tap);
   }
 
   /** The store of a resource some consumer registered, if any. */
@@ -224,6 +240,7 @@ export class InformerCache {
     };
     this.reflectors.push(reflect(this.rest, path, {
       relisted: (objects, rv, resumed) => {
+        for (const t of this.taps) t.listed(path, objects);
         if (resumed && resume) {
           const skipped = resume.quietly(() => e.store.replace(objects, rv));
           this.logger.info({ resource: label, resourceVersion: rv, objects: objects.length, signalsSkipped: skipped }, 'watch resumed from the last holder\'s position');
@@ -235,6 +252,7 @@ export class InformerCache {
       bookmark: (rv) => e.store.advance(rv),
       event: (type, obj) => {
         o.onWatchEvent?.(label, type);
+        for (const t of this.taps) t.event(path, type, obj);
         e.store.apply(type, obj);
       },
     }, this.signal!, this.logger, e.stats, e.metadataOnly ? METADATA_ONLY : undefined, {

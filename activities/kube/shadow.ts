@@ -1,6 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Context } from '@temporalio/activity';
 import { ApiError, type KubeRest, type RequestOptions } from './rest';
+import type { KubeObject } from './projections';
+import { entryOf, type WriteShape } from '../shadow/content';
+import type { ShadowEntry } from '../../workflows/shadow/types';
 
 /*
  * --shadow: a replica that decides as it always does and writes nothing.
@@ -58,6 +61,15 @@ export function writeOf(method: string, path: string): Omit<Proposal, 'controlle
   };
 }
 
+function bodyOf(ro: RequestOptions | undefined): unknown {
+  if (ro?.body !== undefined) return ro.body;
+  try {
+    return ro?.rawBody !== undefined ? JSON.parse(ro.rawBody) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The same request as a server-side dry run. */
 export function dryRunPath(path: string): string {
   return `${path}${path.includes('?') ? '&' : '?'}dryRun=All`;
@@ -78,8 +90,30 @@ function activityOf(): { activity?: string; workflowId?: string } {
   }
 }
 
-/** `rest` for `controller` with every write sent as a dry run and handed to `record`. */
-export function shadowed(rest: KubeRest, controller: string, record: (p: Proposal) => void): KubeRest {
+/**
+ * The proposal as the shadow ledger matches it, built from the dry run's answer (the object as
+ * the write would have left it). An eviction is a delete of its pod; a write to an Event, an event.
+ */
+export function proposalEntry(p: Proposal, answer: unknown, at: number): ShadowEntry {
+  const o = answer && typeof answer === 'object' && (answer as KubeObject).metadata ? (answer as KubeObject & Record<string, unknown>) : undefined;
+  const where = { resource: p.resource, ...(p.namespace ? { namespace: p.namespace } : {}), ...(p.name ? { name: p.name } : {}) };
+  const shape: WriteShape =
+    p.resource === 'events' ? { ...where, kind: 'event' }
+    : p.subresource === 'eviction' ? { ...where, kind: 'delete' }
+    : p.verb === 'delete' || p.verb === 'deletecollection' ? { ...where, kind: p.verb }
+    : { ...where, kind: p.verb === 'create' && !p.subresource ? 'create' : 'write', ...(p.subresource ? { subresource: p.subresource } : {}) };
+  return entryOf('ours', at, shape, shape.kind === 'deletecollection' ? undefined : o, {
+    controller: p.controller,
+    ...(p.reason ? { reason: p.reason } : {}),
+    ...(p.workflowId ? { workflowId: p.workflowId } : {}),
+  });
+}
+
+/**
+ * `rest` for `controller` with every write sent as a dry run and handed to `record`, with the
+ * ledger's entry for it when the dry run was accepted.
+ */
+export function shadowed(rest: KubeRest, controller: string, record: (p: Proposal, entry?: ShadowEntry) => void): KubeRest {
   const shadow = Object.create(rest) as KubeRest;
   shadow.request = async <T>(method: string, path: string, ro?: RequestOptions) => {
     const write = writeOf(method, path);
@@ -89,10 +123,17 @@ export function shadowed(rest: KubeRest, controller: string, record: (p: Proposa
     try {
       const res = await rest.request<T>(method, dryRunPath(path), ro);
       const created = write.verb === 'create' && !write.name ? (res.body as { metadata?: { name?: string } } | undefined)?.metadata?.name : undefined;
-      record({ ...context, ...(created ? { name: created } : {}) });
+      const p: Proposal = { ...context, ...(created ? { name: created } : {}) };
+      record(p, proposalEntry(p, res.body, Date.now()));
       return res;
     } catch (e) {
-      if (e instanceof ApiError && e.status >= 400 && e.status < 500) record({ ...context, refused: { status: e.status, reason: e.reason } });
+      if (e instanceof ApiError && e.status >= 400 && e.status < 500) {
+        const p: Proposal = { ...context, refused: { status: e.status, reason: e.reason } };
+        // Refused as stale (409: the object moved on, or already exists): in shadow mode that is
+        // the cluster's manager having written first, from the same state ours decided on. Ours
+        // would have made this write; the ledger compares what it asked for (the request's body).
+        record(p, e.status === 409 && write.verb !== 'patch' ? { ...proposalEntry(p, bodyOf(ro), Date.now()), fromRequest: true } : undefined);
+      }
       throw e;
     }
   };

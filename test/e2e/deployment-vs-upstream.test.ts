@@ -2,12 +2,20 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import type { KubeObject } from '../../activities/kube/projections';
 import { ensureBinaries } from '../../starter/local/binaries';
-import { eventually, freshNamespace, settledRead, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, settledRead, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
 import { AuditLog } from '../support/audit';
-import { metricValue, startManagerProcess } from '../support/manager';
+import { metricValue, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
 import { UpstreamKcm } from '../support/upstream';
+import { runCli } from '../support/cli';
+import { readState, stackTemporal } from '../../starter/local/stack';
+import { temporalTlsArgs } from '../../starter/local/temporal-topology';
+import { formatShadowReport } from '../../starter/shadow/report';
+import type { ShadowReport } from '../../workflows/shadow/types';
+import { shadowLedgerWorkflowId } from '../../workflows/shadow/ledger';
+import { SHADOW_TASK_QUEUE_SUFFIX } from '../../workflows/runtime/workflow-ids';
+import { Client, Connection } from '@temporalio/client';
 
 /**
  * The same kubectl sequence against upstream kube-controller-manager and against temporal-kcm,
@@ -74,12 +82,13 @@ function settled(ns: string): Promise<unknown> {
 const image = (v: string) => `web=registry.invalid/web:${v}`;
 
 /** The scripted sequence; returns the settled state after each step. */
-async function runSequence(ns: string): Promise<Array<{ step: string; state: unknown }>> {
+async function runSequence(ns: string, afterStep?: (step: string) => Promise<void>): Promise<Array<{ step: string; state: unknown }>> {
   const out: Array<{ step: string; state: unknown }> = [];
   const step = async (name: string, fn: () => Promise<unknown>, rollout = true) => {
     await fn();
     if (rollout) await kubectl(ns, 'rollout', 'status', 'deployment/web', '--timeout=120s');
     out.push({ step: name, state: await settled(ns) });
+    await afterStep?.(name);
   };
   await step('create', () => kubectl(ns, 'create', 'deployment', 'web', '--image=registry.invalid/web:1', '--replicas=3'));
   await step('scale', () => kubectl(ns, 'scale', 'deployment/web', '--replicas=5'));
@@ -129,31 +138,93 @@ function proposalsIn(metrics: string): Record<'deployment' | 'replicaset' | 'aud
   return { deployment: of({ controller: 'deployment' }), replicaset: of({ controller: 'replicaset' }), audited: of({}) - of({ resource: 'events' }) };
 }
 
+/** `temporal-kcm shadow report --json` of a shadow deployment, as a user runs it. */
+async function reportOf(queue: string): Promise<ShadowReport> {
+  const t = stackTemporal(readState(TEST_DATA_DIR)!);
+  const r = await runCli(['shadow', 'report', '--json', '--task-queue', queue, '--temporal-address', t.address, ...temporalTlsArgs(t.tls)]);
+  if (r.code !== 0) throw new Error(`shadow report exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as ShadowReport;
+}
+
+/** The shadow ledger's report once nothing is left to settle. */
+async function settledReport(queue: string): Promise<ShadowReport> {
+  let last: ShadowReport | undefined;
+  await eventually('shadow ledger settled', async () => {
+    last = await reportOf(queue);
+    return last.pending.ours + last.pending.theirs === 0;
+  }, 60_000, 1000);
+  return last!;
+}
+
+let connection: Connection;
+let temporal: Client;
+
+beforeAll(async () => {
+  connection = await testTemporalConnection();
+  temporal = new Client({ connection });
+});
+
 afterAll(async () => {
   await upstream.stop();
+  await connection?.close();
 });
 
 test('kubectl create, scale, rolling image change, rollover, pause/resume, undo, restart, Recreate, history cleanup: same state as upstream after every step', async () => {
   kubectlBin = (await ensureBinaries(['kubectl'])).kubectl;
 
-  // upstream first, the only one writing; beside it a --shadow replica of ours, which decides on
-  // the same objects and sends its writes as dry runs only
+  // upstream first, the only one writing; beside it a --shadow deployment of ours (two replicas),
+  // which decides on the same objects and sends its writes as dry runs only, and a second one whose
+  // replicaset controller has a planted difference: its DeploymentReplicaSetTerminatingReplicas
+  // gate is off, so its ReplicaSet status leaves status.terminatingReplicas out
   const upNs = await freshNamespace(testKubeConfig(), 'vs-upstream');
-  const shadow = await startManagerProcess(uniqueName('vs-upstream'), ['--shadow', '--kube-api-qps', '200', '--kube-api-burst', '400'], { controllers: 'replicaset,deployment' });
+  const shadowQueue = uniqueName('vs-upstream');
+  const shadowArgs = ['--shadow', '--shadow-window', '2s', '--kube-api-qps', '200', '--kube-api-burst', '400'];
+  const shadows = [
+    await startManagerProcess(shadowQueue, shadowArgs, { controllers: 'replicaset,deployment' }),
+    await startManagerProcess(shadowQueue, shadowArgs, { controllers: 'replicaset,deployment' }),
+  ];
+  const plantedQueue = uniqueName('vs-planted');
+  const planted = await startManagerProcess(plantedQueue, [...shadowArgs, '--feature-gates', 'DeploymentReplicaSetTerminatingReplicas=false'], { controllers: 'replicaset' });
   const audit = new AuditLog();
   audit.mark();
   await upstream.start('replicaset,deployment', ['--kube-api-qps=200', '--kube-api-burst=400']);
-  const theirs = await runSequence(upNs);
+  // kill -9 the shadow replica running the ledger once it has work, the rest of the sequence on the other
+  let atKill: ShadowReport | undefined;
+  const theirs = await runSequence(upNs, async (step) => {
+    if (step !== 'image change') return;
+    const holder = await pidWorkingOn(temporal, shadowLedgerWorkflowId(shadowQueue + SHADOW_TASK_QUEUE_SUFFIX));
+    const victim = shadows.find((m) => m.pid === holder) ?? shadows[0];
+    await victim.kill('SIGKILL');
+    atKill = await reportOf(shadowQueue);
+  });
   await upstream.stop();
-  const proposed = await settledRead('shadow proposals settled', async () => proposalsIn(await shadow.metrics()), 30_000);
-  await shadow.kill();
+  const survivor = shadows.find((m) => m.child.exitCode === null && m.child.signalCode === null)!;
+  const proposed = await settledRead('shadow proposals settled', async () => proposalsIn(await survivor.metrics()), 30_000);
+  const report = await settledReport(shadowQueue);
+  const plantedReport = await settledReport(plantedQueue);
+  process.stderr.write(`${formatShadowReport(shadowQueue, report)}\n\n${formatShadowReport(plantedQueue, plantedReport)}\n`);
+  await survivor.kill();
+  await planted.kill();
   await cleanup(upNs);
-  // every write the shadow's controllers sent was a dry run, and each is a proposal it counted
+  // every write the shadows' controllers sent was a dry run
   const shadowWrites = audit.events().filter((e) => CONTROLLER_AGENT.test(e.userAgent ?? '') && WRITE_VERBS.has(e.verb));
   expect(shadowWrites.filter((e) => !/[?&]dryRun=All(&|$)/.test(e.requestURI ?? '')).map((e) => `${e.verb} ${e.requestURI}`)).toEqual([]);
   expect(proposed.deployment).toBeGreaterThan(0);
   expect(proposed.replicaset).toBeGreaterThan(0);
   expect(shadowWrites.length).toBeGreaterThanOrEqual(proposed.audited);
+
+  // the ledger compared both controllers' writes with upstream's, through the kill of a replica
+  const row = (r: ShadowReport, c: string) => r.rows.find((x) => x.controller === c);
+  const compared = (r: ShadowReport | undefined) => (r?.rows ?? []).reduce((n, x) => n + x.compared, 0);
+  expect(compared(report)).toBeGreaterThan(compared(atKill));
+  for (const c of ['deployment', 'replicaset']) expect({ controller: c, agreement: row(report, c)?.agreement }).toEqual({ controller: c, agreement: expect.any(Number) });
+  expect(row(report, 'deployment')!.agreement).toBeGreaterThanOrEqual(0.6);
+  expect(row(report, 'replicaset')!.agreement).toBeGreaterThanOrEqual(0.6);
+  // the planted difference is found, naming its field; the unplanted shadow never lacks the field
+  const lacksTerminating = (r: ShadowReport) => r.findings.filter(({ example: f }) => f.outcome === 'differ' && f.controller === 'replicaset'
+    && (f.differences ?? []).some((d) => d.path === 'status.terminatingReplicas' && d.ours === undefined && d.theirs !== undefined));
+  expect(lacksTerminating(plantedReport).length).toBeGreaterThan(0);
+  expect(lacksTerminating(report)).toEqual([]);
 
   // then ours
   const ourNs = await freshNamespace(testKubeConfig(), 'vs-ours');

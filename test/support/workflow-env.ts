@@ -6,11 +6,10 @@ import { KCM_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import type { KcmSinks } from '../../workflows/runtime/sinks';
 import { STATE_QUERY, type LoopState } from '../../workflows/runtime/object-loop';
 import { DATA_CONVERTER } from '../../workers/payload-codec';
+import { noopSinks } from '../../starter/replay/replay';
 
 /** Sinks that drop what workflows report: the tests read state through queries and histories. */
-export const SILENT_SINKS: InjectedSinks<KcmSinks> = {
-  kcm: { reconciled: { fn: () => undefined }, signals: { fn: () => undefined } },
-};
+export const SILENT_SINKS: InjectedSinks<KcmSinks> = noopSinks;
 
 export interface WorkflowEnv {
   env: TestWorkflowEnvironment;

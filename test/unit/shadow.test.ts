@@ -1,6 +1,6 @@
 import { ApiError, type KubeRest, type RequestOptions } from '../../activities/kube/rest';
 import { type Proposal, dryRunPath, runningActivityInput, shadowed, writeOf } from '../../activities/kube/shadow';
-import { SHADOW_WORKFLOW_ID_PREFIX, controllerOfWorkflowId } from '../../workflows/runtime/workflow-ids';
+import { SHADOW_WORKFLOW_ID_PREFIX, controllerOfWorkflowId, shadowWorkflowIdPrefix, withoutShadowPrefix } from '../../workflows/runtime/workflow-ids';
 
 describe('writeOf: what a request would write', () => {
   test.each([
@@ -76,4 +76,9 @@ describe('shadowed', () => {
 test('a shadow workflow ID still names its controller', () => {
   expect(controllerOfWorkflowId('replicaset/ns/web')).toBe('replicaset');
   expect(controllerOfWorkflowId(`${SHADOW_WORKFLOW_ID_PREFIX}replicaset/ns/web`)).toBe('replicaset');
+  const prefix = shadowWorkflowIdPrefix('kcm-prod-shadow');
+  expect(prefix).toMatch(/^shadow:[0-9a-f]{8}:$/);
+  expect(shadowWorkflowIdPrefix('kcm-canary-shadow')).not.toBe(prefix);
+  expect(controllerOfWorkflowId(`${prefix}replicaset/ns/web`)).toBe('replicaset');
+  expect(withoutShadowPrefix(`${prefix}replicaset/ns/web`)).toBe('replicaset/ns/web');
 });

@@ -198,6 +198,10 @@ export async function cronJobWorkflow(input: CronJobWorkflowInput): Promise<void
   await runObjectLoop<CronJobEvent>({
     controller: 'cronjob',
     tuning,
+    reread() {
+      // --shadow: the Jobs it created or deleted, and its status, were dry runs
+      needObserve = true;
+    },
     apply(e) {
       if (e.relist) {
         needObserve = true;

@@ -128,6 +128,11 @@ export async function endpointsWorkflow(input: EndpointsWorkflowInput): Promise<
   await runObjectLoop<ServicePodsEvent>({
     controller: 'endpoint',
     tuning,
+    reread() {
+      // --shadow: what it wrote was a dry run; compare with the live object next time
+      written = undefined;
+      check = true;
+    },
     apply(e) {
       signalled = true;
       state.apply(e);

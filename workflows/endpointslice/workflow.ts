@@ -129,6 +129,10 @@ export async function endpointSliceWorkflow(input: EndpointSliceWorkflowInput): 
   await runObjectLoop<ServicePodsEvent>({
     controller: 'endpointslice',
     tuning,
+    reread() {
+      // --shadow: the slices it wrote were dry runs
+      slices = undefined;
+    },
     apply(e) {
       signalled = true;
       if (e.relist) {

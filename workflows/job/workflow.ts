@@ -237,6 +237,11 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
   await runObjectLoop<JobEvent>({
     controller: 'job',
     tuning,
+    reread() {
+      // --shadow: the pods it created or deleted, and its status, were dry runs
+      needObserve = true;
+      deletedByUs.clear();
+    },
     apply(e) {
       if (e.relist) needObserve = true;
       if (e.jobDeletedUid && e.jobDeletedUid === ownerUid()) jobGone = true;

@@ -224,6 +224,11 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
   await runObjectLoop<ReplicaOwnerEvent>({
     controller: input.controller,
     tuning,
+    reread() {
+      // --shadow: the pods it created or deleted were dry runs
+      needObserve = true;
+      deletedByUs.clear();
+    },
     apply(e) {
       if (e.relist) needObserve = true;
       if (e.ownerDeletedUid && e.ownerDeletedUid === ownerUid()) ownerGone = true;

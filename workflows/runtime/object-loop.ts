@@ -17,6 +17,7 @@ import {
 } from '@temporalio/workflow';
 import { SA_LAST_ERROR } from '../search-attributes';
 import { taskQueueToMoveTo } from './task-queues';
+import { SHADOW_WORKFLOW_ID_PREFIX } from './workflow-ids';
 import { WakeTimers } from './wake-timers';
 import type { KcmSinks, ReconcileOutcome } from './sinks';
 
@@ -126,6 +127,14 @@ export interface ObjectLoop<Signal> {
    * not set this.
    */
   rereadsOnNewRun?: boolean;
+  /**
+   * Drop what the run believes because of its own writes (pods it created, pods it deleted, a
+   * status it wrote) so that the next reconcile reads the world again. A --shadow run calls it
+   * after every reconcile: its writes were dry runs, the world is as the cluster's own manager
+   * left it, and a belief in a write that never happened would make every later decision differ.
+   * A loop that re-reads everything on every reconcile needs none.
+   */
+  reread?(): void;
 }
 
 export function backoffMs(tuning: LoopTuning, consecutiveFailures: number): number {
@@ -168,6 +177,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   let publishedError: string | undefined;
   let nextWakeAt: number | undefined;
   const timers = new WakeTimers();
+  const shadowRun = workflowInfo().workflowId.startsWith(SHADOW_WORKFLOW_ID_PREFIX);
 
   setHandler(defineQuery<LoopState>(STATE_QUERY), () => {
     const info = workflowInfo();
@@ -239,6 +249,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         result = { failed: true };
       }
       reconciles++;
+      if (shadowRun && loop.reread && patched('shadow-rereads')) loop.reread();
       if (result.finished && !(loop.drainBeforeFinish && pending.length > 0)) {
         kcm.reconciled(loop.controller, 'finished', Date.now() - started);
         return;

@@ -10,5 +10,7 @@ export interface KcmSinks extends Sinks {
   kcm: {
     reconciled(controller: string, outcome: ReconcileOutcome, durationMs: number): void;
     signals(controller: string, received: number, coalesced: number): void;
+    /** the shadow ledger settled `count` comparisons of a controller's writes with this outcome */
+    shadowOutcomes(controller: string, outcome: string, count: number): void;
   };
 }

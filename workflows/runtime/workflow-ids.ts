@@ -34,10 +34,34 @@ export function boundedWorkflowId(id: string): string {
  * changes too.
  */
 export const SHADOW_WORKFLOW_ID_PREFIX = 'shadow:';
+
+/**
+ * A shadow deployment's whole prefix: `shadow:`, then 8 hex digits of a hash of its task queue and
+ * a colon. Two shadow deployments in one Temporal namespace (two builds, or two sets of flags,
+ * judged side by side) thereby never signal each other's runs.
+ */
+export function shadowWorkflowIdPrefix(taskQueue: string): string {
+  return `${SHADOW_WORKFLOW_ID_PREFIX}${idHash(taskQueue).slice(0, 8)}:`;
+}
+
+const SHADOW_ID_PREFIX = /^shadow:(?:[0-9a-f]{8}:)?/;
+
+/** An object workflow's ID as a live deployment names it (the first slice of --shadow used a bare `shadow:`). */
+export function withoutShadowPrefix(id: string): string {
+  return id.replace(SHADOW_ID_PREFIX, '');
+}
 /** appended to --task-queue by --shadow */
 export const SHADOW_TASK_QUEUE_SUFFIX = '-shadow';
 
+/**
+ * How long the shadow ledger waits for the other side's write before it settles one as differing
+ * or missing: six windows, so a write late by a few windows is still found (and counted late).
+ */
+export function shadowHorizonMs(windowMs: number): number {
+  return 6 * windowMs;
+}
+
 /** The controller an object workflow's ID names, a shadow one's too. */
 export function controllerOfWorkflowId(id: string): string {
-  return (id.startsWith(SHADOW_WORKFLOW_ID_PREFIX) ? id.slice(SHADOW_WORKFLOW_ID_PREFIX.length) : id).split('/')[0];
+  return withoutShadowPrefix(id).split('/')[0];
 }

@@ -1,0 +1,339 @@
+import { MAX_DIFFERENCES, diffContent } from './compare';
+import { withoutShadowPrefix } from '../runtime/workflow-ids';
+import {
+  SHADOW_OUTCOMES,
+  type OutcomeCounts,
+  type ShadowBatch,
+  type ShadowEntry,
+  type ShadowFinding,
+  type ShadowLedgerSettings,
+  type ShadowOutcome,
+  type ShadowReport,
+  type ShadowReportRow,
+} from './types';
+
+/*
+ * The ledger's decisions, pure: which of ours and theirs are the same write, and how they compare.
+ *
+ * Two entries can pair when they are of opposite sides and have one key (kind, resource,
+ * subresource, namespace, target). A pair with equal content is matched as soon as its second
+ * entry arrives: `agree` if they are at most the window apart, else `late`. An entry with no equal
+ * counterpart waits: the other side may yet make that write (a controller often writes a status
+ * several times on its way to the one the other side writes once). Once it is older than the
+ * horizon it settles: paired with the nearest unmatched entry of the other side for the same key,
+ * if one is within the window of it, it is `differ`, with the fields that differ. A write of theirs left alone is `accepted` if the
+ * workflow of ours that decides that object reconciled after the write (it saw the result and had
+ * nothing to change: in shadow mode the cluster's manager is usually first, and ours then finds
+ * its work done), else `only-theirs`; one of ours left alone is `only-ours`.
+ */
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 60 * MINUTE_MS;
+/** minute buckets are merged into hour buckets once this old */
+const MINUTE_BUCKETS_KEPT_MS = 2 * HOUR_MS;
+/** counts older than this are dropped */
+const BUCKETS_KEPT_MS = 8 * 24 * HOUR_MS;
+/** the findings kept, newest: enough to show every shape of difference a week of a cluster has */
+export const MAX_FINDINGS = 500;
+/** batch IDs remembered to drop a batch delivered twice */
+const BATCH_IDS_KEPT = 256;
+/** the controller of a write of theirs no write of ours has shown the shape of */
+export const UNKNOWN_CONTROLLER = 'unknown';
+
+export interface OutcomeBucket {
+  start: number;
+  widthMs: number;
+  counts: OutcomeCounts;
+}
+
+export interface LedgerState {
+  settings: ShadowLedgerSettings;
+  since: number;
+  /** entries not yet matched or settled, in arrival order */
+  pending: ShadowEntry[];
+  buckets: OutcomeBucket[];
+  /** newest last */
+  findings: ShadowFinding[];
+  /** which controller of ours makes writes of each shape (see shapeOf): how theirs are attributed */
+  learned: Record<string, string>;
+  batchIds: string[];
+  /** the latest start of a reconcile of ours, by workflow ID without the shadow prefix; pruned past the horizon */
+  reconciled: Record<string, number>;
+  /**
+   * Writes of theirs no controller of ours could be named for (one this shadow does not run, or
+   * one that has proposed nothing yet): not compared, only counted.
+   */
+  unattributed: number;
+}
+
+/** What settling or matching decided, for the metrics. */
+export interface Settled {
+  controller: string;
+  outcome: ShadowOutcome;
+}
+
+export function emptyLedger(settings: ShadowLedgerSettings, now: number): LedgerState {
+  return { settings, since: now, pending: [], buckets: [], findings: [], learned: {}, batchIds: [], reconciled: {}, unattributed: 0 };
+}
+
+const keyOf = (e: ShadowEntry) => [e.kind, e.resource, e.subresource ?? '', e.namespace ?? '', e.target].join('\u0000');
+
+/**
+ * A write's shape, which names the controller that makes it: an Event by its reporting component;
+ * another write by its kind, resource, subresource and its object's controlling owner's kind
+ * (a ReplicaSet's pods are the replicaset controller's, a CronJob's Jobs the cronjob controller's).
+ */
+function shapeOf(e: ShadowEntry): string {
+  if (e.kind === 'event') return `event/${e.component ?? ''}`;
+  const kind = e.kind === 'deletecollection' ? 'delete' : e.kind;
+  return [kind, e.resource, e.subresource ?? '', e.ownerKind ?? ''].join('/');
+}
+
+/**
+ * The controller of a write: ours name theirs; theirs, the controller ours' writes of that shape
+ * came from, else the controller whose workflows decide objects of the owner's kind (a write to an
+ * owned object is its owner's controller's decision: a Deployment's ReplicaSets are scaled by the
+ * deployment controller), else of the object's own kind.
+ */
+function controllerOf(state: LedgerState, e: ShadowEntry): string {
+  return e.controller ?? state.learned[shapeOf(e)]
+    ?? (e.ownerKind ? state.learned[`decides/${e.ownerKind}`] : undefined)
+    ?? (e.objectKind ? state.learned[`decides/${e.objectKind}`] : undefined)
+    ?? (e.kind === 'event' && e.component ? e.component : UNKNOWN_CONTROLLER);
+}
+
+/** Learns from a write of ours which controller makes writes of its shape, and whose workflows decide objects of its kind. */
+function learn(state: LedgerState, e: ShadowEntry): void {
+  if (!e.controller) return;
+  state.learned[shapeOf(e)] = e.controller;
+  // a workflow named after the object it writes decides objects of that kind
+  const subject = e.workflowId?.split('/').pop();
+  if (e.objectKind && e.kind !== 'event' && subject && subject === e.name) state.learned[`decides/${e.objectKind}`] = e.controller;
+}
+
+/**
+ * Did the workflow of ours that decides `t`'s object reconcile after `t` was seen? It is the
+ * controller's workflow of the object itself, of its controlling owner, or for an Event of the
+ * object the Event is about.
+ */
+function reconciledSince(state: LedgerState, t: ShadowEntry): boolean {
+  const controller = controllerOf(state, t);
+  const ns = t.namespace ?? '';
+  const names = [t.kind === 'event' ? t.about : t.name, t.ownerName].filter((n): n is string => !!n);
+  return names.some((n) => (state.reconciled[`${controller}/${ns}/${n}`] ?? -Infinity) >= t.at);
+}
+
+const sameContent = (o: ShadowEntry, t: ShadowEntry) => diffOf(o, t).length === 0;
+
+function diffOf(o: ShadowEntry, t: ShadowEntry) {
+  return diffContent(o.content, t.content, { ...(t.metadataOnly || o.metadataOnly ? { only: ['metadata'] } : {}), ...(o.fromRequest ? { oursFromRequest: true } : {}) });
+}
+
+/** Is `t` (theirs) one of the deletes of the collection `o` (ours) deleted? */
+function pairable(o: ShadowEntry, t: ShadowEntry): boolean {
+  return o.kind === 'deletecollection' && t.kind === 'delete' && o.resource === t.resource && (o.namespace ?? '') === (t.namespace ?? '');
+}
+
+function count(state: LedgerState, at: number, controller: string, outcome: ShadowOutcome, n = 1): void {
+  const start = at - (at % MINUTE_MS);
+  let b = state.buckets.find((x) => x.start <= at && at < x.start + x.widthMs);
+  if (!b) {
+    b = { start, widthMs: MINUTE_MS, counts: {} };
+    state.buckets.push(b);
+    state.buckets.sort((x, y) => x.start - y.start);
+  }
+  const c = (b.counts[controller] ??= {});
+  c[outcome] = (c[outcome] ?? 0) + n;
+}
+
+function record(state: LedgerState, out: Settled[], controller: string, outcome: ShadowOutcome, o: ShadowEntry | undefined, t: ShadowEntry | undefined, differences?: ReturnType<typeof diffOf>): void {
+  const first = o && t ? (o.at <= t.at ? o : t) : (o ?? t)!;
+  count(state, first.at, controller, outcome);
+  out.push({ controller, outcome });
+  if (outcome === 'agree' || outcome === 'accepted') return;
+  const f: ShadowFinding = {
+    outcome,
+    controller,
+    at: first.at,
+    kind: first.kind,
+    resource: first.resource,
+    ...(first.subresource ? { subresource: first.subresource } : {}),
+    ...(first.namespace ? { namespace: first.namespace } : {}),
+    target: first.target,
+    ...((t?.name ?? o?.name) ? { name: t?.name ?? o?.name } : {}),
+    ...(o ? { ours: { at: o.at, ...(o.reason ? { reason: o.reason } : {}), ...(o.workflowId ? { workflowId: o.workflowId } : {}), ...(o.name ? { name: o.name } : {}) } } : {}),
+    ...(t ? { theirs: { at: t.at, ...(t.name ? { name: t.name } : {}) } } : {}),
+    ...(differences?.length ? { differences: differences.slice(0, MAX_DIFFERENCES) } : {}),
+  };
+  state.findings.push(f);
+  if (state.findings.length > MAX_FINDINGS) state.findings.splice(0, state.findings.length - MAX_FINDINGS);
+}
+
+function matched(state: LedgerState, out: Settled[], o: ShadowEntry, t: ShadowEntry): void {
+  const late = Math.abs(o.at - t.at) > state.settings.windowMs;
+  record(state, out, o.controller ?? controllerOf(state, t), late ? 'late' : 'agree', o, t);
+}
+
+/** A pending entry; a collection's delete is `met` once a delete in it was seen (then it only absorbs the rest). */
+type Pending = ShadowEntry & { met?: true };
+
+/**
+ * Takes in one batch: learns ours' shapes, then matches each entry with an equal-content entry of
+ * the other side already pending, or leaves it pending. Returns what was decided.
+ */
+export function ingest(state: LedgerState, batchId: string, entries: readonly ShadowEntry[], reconciles: ShadowBatch['reconciles'] = []): Settled[] {
+  const out: Settled[] = [];
+  if (state.batchIds.includes(batchId)) return out;
+  for (const r of reconciles) {
+    const w = withoutShadowPrefix(r.workflowId);
+    state.reconciled[w] = Math.max(state.reconciled[w] ?? -Infinity, r.startedAt);
+  }
+  state.batchIds.push(batchId);
+  if (state.batchIds.length > BATCH_IDS_KEPT) state.batchIds.splice(0, state.batchIds.length - BATCH_IDS_KEPT);
+  const pending = state.pending as Pending[];
+  for (const e of [...entries].sort((a, b) => a.at - b.at) as Pending[]) {
+    if (e.side === 'ours') learn(state, e);
+    // a delete of a collection is one write of ours and any number of deletes seen
+    if (e.side === 'theirs' && e.kind === 'delete') {
+      const c = pending.find((p) => p.side === 'ours' && p.kind === 'deletecollection' && pairable(p, e));
+      if (c) {
+        if (!c.met) {
+          c.met = true;
+          matched(state, out, c, e);
+        }
+        continue;
+      }
+    }
+    if (e.side === 'ours' && e.kind === 'deletecollection') {
+      const seen = pending.filter((p) => p.side === 'theirs' && pairable(e, p));
+      for (const d of seen) pending.splice(pending.indexOf(d), 1);
+      if (seen.length) {
+        e.met = true;
+        matched(state, out, e, seen[0]);
+      }
+      pending.push(e);
+      continue;
+    }
+    const i = pending.findIndex((p) => p.side !== e.side && keyOf(p) === keyOf(e) && (e.side === 'ours' ? sameContent(e, p) : sameContent(p, e)));
+    if (i < 0) {
+      pending.push(e);
+      continue;
+    }
+    const [p] = pending.splice(i, 1);
+    if (e.side === 'ours') matched(state, out, e, p);
+    else matched(state, out, p, e);
+  }
+  return out;
+}
+
+/**
+ * Settles every pending entry older than the horizon at `now`: with the nearest unmatched entry of
+ * the other side for the same key within the window, `differ`; else `only-ours` or `only-theirs`, but for a change of
+ * theirs that the watch cannot attribute, which is dropped.
+ */
+export function settle(state: LedgerState, now: number): Settled[] {
+  const out: Settled[] = [];
+  const pending = state.pending as Pending[];
+  const due = (e: ShadowEntry) => now - e.at >= state.settings.horizonMs;
+  for (;;) {
+    const e = pending.find(due);
+    if (!e) break;
+    pending.splice(pending.indexOf(e), 1);
+    if (e.met) continue;
+    // a write of the other side to the same place at about the same time (within the window) is
+    // the other's answer to the same change; further apart, the two answered different ones
+    const others = pending.filter((p) => p.side !== e.side && keyOf(p) === keyOf(e) && !p.unattributed && !p.met && Math.abs(p.at - e.at) <= state.settings.windowMs);
+    const other = others.sort((a, b) => Math.abs(a.at - e.at) - Math.abs(b.at - e.at))[0];
+    if (other) {
+      pending.splice(pending.indexOf(other), 1);
+      const [o, t] = e.side === 'ours' ? [e, other] : [other, e];
+      record(state, out, o.controller ?? controllerOf(state, t), 'differ', o, t, diffOf(o, t));
+    } else if (e.side === 'ours') {
+      record(state, out, e.controller ?? UNKNOWN_CONTROLLER, 'only-ours', e, undefined);
+    } else if (!e.unattributed) {
+      const controller = controllerOf(state, e);
+      if (!Object.values(state.learned).includes(controller)) state.unattributed++;
+      else record(state, out, controller, reconciledSince(state, e) ? 'accepted' : 'only-theirs', undefined, e);
+    }
+  }
+  // a reconcile older than the horizon can no longer accept anything pending
+  for (const [w, at] of Object.entries(state.reconciled)) if (now - at > 2 * state.settings.horizonMs) delete state.reconciled[w];
+  compactBuckets(state, now);
+  return out;
+}
+
+/** The time at which the oldest pending entry settles, if any is pending. */
+export function nextSettlement(state: LedgerState): number | undefined {
+  let min: number | undefined;
+  for (const e of state.pending) if (min === undefined || e.at < min) min = e.at;
+  return min === undefined ? undefined : min + state.settings.horizonMs;
+}
+
+function addCounts(into: OutcomeCounts, from: OutcomeCounts): void {
+  for (const [controller, c] of Object.entries(from)) {
+    const to = (into[controller] ??= {});
+    for (const [o, n] of Object.entries(c) as Array<[ShadowOutcome, number]>) to[o] = (to[o] ?? 0) + n;
+  }
+}
+
+/** Minute buckets older than two hours become hour buckets; buckets older than eight days go. */
+export function compactBuckets(state: LedgerState, now: number): void {
+  const kept: OutcomeBucket[] = [];
+  for (const b of state.buckets) {
+    if (b.start + b.widthMs < now - BUCKETS_KEPT_MS) continue;
+    if (b.widthMs < HOUR_MS && b.start + b.widthMs < now - MINUTE_BUCKETS_KEPT_MS) {
+      const start = b.start - (b.start % HOUR_MS);
+      let h = kept.find((x) => x.start === start && x.widthMs === HOUR_MS);
+      if (!h) {
+        h = { start, widthMs: HOUR_MS, counts: {} };
+        kept.push(h);
+      }
+      addCounts(h.counts, b.counts);
+      continue;
+    }
+    kept.push(b);
+  }
+  state.buckets = kept.sort((x, y) => x.start - y.start);
+}
+
+const emptyCounts = (): Record<ShadowOutcome, number> => Object.fromEntries(SHADOW_OUTCOMES.map((o) => [o, 0])) as Record<ShadowOutcome, number>;
+
+/** The shape findings are grouped by in the report. */
+function findingShape(f: ShadowFinding): string {
+  return [f.outcome, f.controller, f.kind, f.resource, f.subresource ?? '', (f.differences ?? []).map((d) => d.path).join(',')].join('|');
+}
+
+/** Counts and findings from `sinceMs` (every bucket that ends after it) to `now`. */
+export function buildReport(state: LedgerState, sinceMs: number | undefined, now: number): ShadowReport {
+  const from = Math.max(state.since, sinceMs ?? 0);
+  const total: OutcomeCounts = {};
+  let first = now;
+  for (const b of state.buckets) {
+    if (b.start + b.widthMs <= from) continue;
+    first = Math.min(first, b.start);
+    addCounts(total, b.counts);
+  }
+  const rows: ShadowReportRow[] = Object.keys(total).sort().map((controller) => {
+    const counts = { ...emptyCounts(), ...total[controller] };
+    const compared = SHADOW_OUTCOMES.reduce((n, o) => n + counts[o], 0);
+    return { controller, counts, compared, ...(compared ? { agreement: (counts.agree + counts.accepted) / compared } : {}) };
+  });
+  const shapes = new Map<string, { count: number; example: ShadowFinding }>();
+  const inPeriod = state.findings.filter((f) => f.at >= from);
+  for (const f of [...inPeriod].reverse()) {
+    const k = findingShape(f);
+    const s = shapes.get(k);
+    if (s) s.count++;
+    else shapes.set(k, { count: 1, example: f });
+  }
+  return {
+    from: new Date(Math.min(first, from)).toISOString(),
+    to: new Date(now).toISOString(),
+    rows,
+    pending: { ours: state.pending.filter((e) => e.side === 'ours').length, theirs: state.pending.filter((e) => e.side === 'theirs').length },
+    unattributed: state.unattributed,
+    findings: [...shapes.values()],
+    findingsTruncated: state.findings.length >= MAX_FINDINGS && (state.findings[0]?.at ?? 0) > from,
+    settings: state.settings,
+  };
+}
