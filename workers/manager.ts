@@ -11,6 +11,7 @@ import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
 import { type Proposal, runningActivityInput, shadowed } from '../activities/kube/shadow';
 import { ShadowFeed } from '../activities/shadow/feed';
+import { SA_KIND } from '../workflows/search-attributes';
 import type { ShadowEntry } from '../workflows/shadow/types';
 import { KubeRest, userAgentFor } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
@@ -164,7 +165,12 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       reconciled: {
         fn: (info, controller, outcome, durationMs) => {
           metrics.reconcilesTotal.inc({ controller, result: outcome });
-          feed?.reconciled(info.workflowId, Date.now() - durationMs);
+          if (feed) {
+            // the info crossed from the workflow thread as plain data: the typed attributes lost their
+            // methods on the way, the plain record did not
+            const kind = (info.searchAttributes as Record<string, unknown[] | undefined> | undefined)?.[SA_KIND.name]?.[0];
+            feed.reconciled({ workflowId: info.workflowId, controller, ...(typeof kind === 'string' ? { kind } : {}), startedAt: Date.now() - durationMs });
+          }
           metrics.reconcileDurationSeconds.observe({ controller }, durationMs / 1000);
           const key = info.workflowId.split('/').slice(1).join('/');
           const line = { controller, key, outcome, durationMs, runId: info.runId };

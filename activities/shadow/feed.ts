@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { shadowEntriesSignal, shadowLedgerWorkflowId, type ShadowLedgerInput } from '../../workflows/shadow/ledger';
-import type { ShadowBatch, ShadowEntry, ShadowLedgerSettings } from '../../workflows/shadow/types';
+import type { ShadowBatch, ShadowEntry, ShadowLedgerSettings, ShadowReconcile } from '../../workflows/shadow/types';
 import type { RawTap } from '../informers/cache';
 import { ManagerWrites } from './observer';
 
@@ -50,9 +50,9 @@ export class ShadowFeed {
     }
   }
 
-  /** A reconcile of ours ended: the ledger learns that its workflow saw the object since `startedAt`. */
-  reconciled(workflowId: string, startedAt: number): void {
-    this.reconciles.push({ workflowId, startedAt });
+  /** A reconcile of ours ended: the ledger learns that its workflow saw the object since it started. */
+  reconciled(r: ShadowReconcile): void {
+    this.reconciles.push(r);
     if (this.reconciles.length > MAX_HELD) this.reconciles.splice(0, this.reconciles.length - MAX_HELD);
   }
 

@@ -50,11 +50,29 @@ describe('shadow ledger: matching ours with theirs', () => {
     feed(s, status('ours', T0 - 5000, { replicas: 1 }), status('theirs', T0 - 5000, { replicas: 1 }), pod('ours', 'web-1-x', T0 - 5000), pod('theirs', 'web-1-y', T0 - 5000));
     feed(s, status('theirs', T0, { replicas: 2 }), pod('theirs', 'web-1-a', T0), pod('theirs', 'web-1-b', T0 + 5000));
     // ours' replicaset workflow of web-1 reconciled after the first two, not after the third
-    ingest(s, `b${batch++}`, [], [{ workflowId: 'shadow:replicaset/ns/web-1', startedAt: T0 + 300 }]);
+    ingest(s, `b${batch++}`, [], [{ workflowId: 'shadow:replicaset/ns/web-1', controller: 'replicaset', kind: 'ReplicaSet', startedAt: T0 + 300 }]);
     expect(settle(s, T0 + 70_000)).toEqual([
       { controller: 'replicaset', outcome: 'accepted' },
       { controller: 'replicaset', outcome: 'accepted' },
       { controller: 'replicaset', outcome: 'only-theirs' },
+    ]);
+  });
+
+  test('a controller that has proposed nothing is known by its reconciles: their workflows and the kind they decide', () => {
+    const s = emptyLedger(SETTINGS, T0);
+    const cronStatus: ShadowEntry = { side: 'theirs', at: T0, kind: 'write', resource: 'cronjobs', subresource: 'status', namespace: 'ns', target: 'tick', name: 'tick', objectKind: 'CronJob', content: {} };
+    const endpoints: ShadowEntry = { side: 'theirs', at: T0, kind: 'write', resource: 'endpoints', namespace: 'ns', target: 'web', name: 'web', objectKind: 'Endpoints', content: {} };
+    const ours: ShadowEntry = { side: 'ours', at: T0 - 30_000, kind: 'write', resource: 'endpoints', namespace: 'ns', target: 'old', name: 'old', controller: 'endpoint', workflowId: 'shadow:0badcafe:endpoints/ns/old', content: {} };
+    feed(s, ours, cronStatus, endpoints);
+    // the endpoint controller's workflows are called endpoints/...
+    ingest(s, `b${batch++}`, [], [
+      { workflowId: 'shadow:0badcafe:cronjob/ns/tick', controller: 'cronjob', kind: 'CronJob', startedAt: T0 + 100 },
+      { workflowId: 'shadow:0badcafe:endpoints/ns/web', controller: 'endpoint', kind: 'Service', startedAt: T0 + 100 },
+    ]);
+    expect(settle(s, T0 + 60_000)).toEqual([
+      { controller: 'endpoint', outcome: 'only-ours' },
+      { controller: 'cronjob', outcome: 'accepted' },
+      { controller: 'endpoint', outcome: 'accepted' },
     ]);
   });
 

@@ -118,9 +118,11 @@ function learn(state: LedgerState, e: ShadowEntry): void {
  */
 function reconciledSince(state: LedgerState, t: ShadowEntry): boolean {
   const controller = controllerOf(state, t);
+  // a controller's workflow IDs may name it otherwise (the endpoint controller's are endpoints/...)
+  const named = state.learned[`workflows/${controller}`] ?? controller;
   const ns = t.namespace ?? '';
   const names = [t.kind === 'event' ? t.about : t.name, t.ownerName].filter((n): n is string => !!n);
-  return names.some((n) => (state.reconciled[`${controller}/${ns}/${n}`] ?? -Infinity) >= t.at);
+  return names.some((n) => (state.reconciled[`${named}/${ns}/${n}`] ?? -Infinity) >= t.at);
 }
 
 const sameContent = (o: ShadowEntry, t: ShadowEntry) => diffOf(o, t).length === 0;
@@ -178,6 +180,53 @@ function matched(state: LedgerState, out: Settled[], o: ShadowEntry, t: ShadowEn
 type Pending = ShadowEntry & { met?: true };
 
 /**
+ * The pending entries by key, for one ingest or settle: a lookup is one key's few entries, not
+ * every pending one (a busy cluster keeps thousands pending through a horizon). Removals are
+ * applied to the state's list once, at the end.
+ */
+class PendingByKey {
+  private readonly byKey = new Map<string, Pending[]>();
+  private readonly removed = new Set<Pending>();
+
+  constructor(private readonly state: LedgerState) {
+    for (const p of state.pending as Pending[]) this.listOf(keyOf(p)).push(p);
+  }
+
+  private listOf(key: string): Pending[] {
+    let l = this.byKey.get(key);
+    if (!l) this.byKey.set(key, (l = []));
+    return l;
+  }
+
+  /** the entries of `key` still pending */
+  of(key: string): Pending[] {
+    return (this.byKey.get(key) ?? []).filter((p) => !this.removed.has(p));
+  }
+
+  /** every entry still pending (for the rare matches across keys: a delete of a collection) */
+  all(): Pending[] {
+    return (this.state.pending as Pending[]).filter((p) => !this.removed.has(p));
+  }
+
+  has(p: Pending): boolean {
+    return !this.removed.has(p);
+  }
+
+  add(p: Pending): void {
+    this.state.pending.push(p);
+    this.listOf(keyOf(p)).push(p);
+  }
+
+  remove(p: Pending): void {
+    this.removed.add(p);
+  }
+
+  done(): void {
+    if (this.removed.size) this.state.pending = this.state.pending.filter((p) => !this.removed.has(p));
+  }
+}
+
+/**
  * Takes in one batch: learns ours' shapes, then matches each entry with an equal-content entry of
  * the other side already pending, or leaves it pending. Returns what was decided.
  */
@@ -187,15 +236,19 @@ export function ingest(state: LedgerState, batchId: string, entries: readonly Sh
   for (const r of reconciles) {
     const w = withoutShadowPrefix(r.workflowId);
     state.reconciled[w] = Math.max(state.reconciled[w] ?? -Infinity, r.startedAt);
+    // which controller's workflows these are, and the kind they decide: how a write of theirs is
+    // attributed to a controller of ours that has agreed silently so far, proposing nothing
+    state.learned[`workflows/${r.controller}`] = w.split('/')[0];
+    if (r.kind) state.learned[`decides/${r.kind}`] ??= r.controller;
   }
   state.batchIds.push(batchId);
   if (state.batchIds.length > BATCH_IDS_KEPT) state.batchIds.splice(0, state.batchIds.length - BATCH_IDS_KEPT);
-  const pending = state.pending as Pending[];
+  const pending = new PendingByKey(state);
   for (const e of [...entries].sort((a, b) => a.at - b.at) as Pending[]) {
     if (e.side === 'ours') learn(state, e);
     // a delete of a collection is one write of ours and any number of deletes seen
     if (e.side === 'theirs' && e.kind === 'delete') {
-      const c = pending.find((p) => p.side === 'ours' && p.kind === 'deletecollection' && pairable(p, e));
+      const c = pending.all().find((p) => p.side === 'ours' && pairable(p, e));
       if (c) {
         if (!c.met) {
           c.met = true;
@@ -205,57 +258,59 @@ export function ingest(state: LedgerState, batchId: string, entries: readonly Sh
       }
     }
     if (e.side === 'ours' && e.kind === 'deletecollection') {
-      const seen = pending.filter((p) => p.side === 'theirs' && pairable(e, p));
-      for (const d of seen) pending.splice(pending.indexOf(d), 1);
+      const seen = pending.all().filter((p) => p.side === 'theirs' && pairable(e, p));
+      for (const d of seen) pending.remove(d);
       if (seen.length) {
         e.met = true;
         matched(state, out, e, seen[0]);
       }
-      pending.push(e);
+      pending.add(e);
       continue;
     }
-    const i = pending.findIndex((p) => p.side !== e.side && keyOf(p) === keyOf(e) && (e.side === 'ours' ? sameContent(e, p) : sameContent(p, e)));
-    if (i < 0) {
-      pending.push(e);
+    const p = pending.of(keyOf(e)).find((x) => x.side !== e.side && (e.side === 'ours' ? sameContent(e, x) : sameContent(x, e)));
+    if (!p) {
+      pending.add(e);
       continue;
     }
-    const [p] = pending.splice(i, 1);
+    pending.remove(p);
     if (e.side === 'ours') matched(state, out, e, p);
     else matched(state, out, p, e);
   }
+  pending.done();
   return out;
 }
 
 /**
- * Settles every pending entry older than the horizon at `now`: with the nearest unmatched entry of
- * the other side for the same key within the window, `differ`; else `only-ours` or `only-theirs`, but for a change of
- * theirs that the watch cannot attribute, which is dropped.
+ * Settles every pending entry older than the horizon at `now`, oldest first: with the nearest
+ * unmatched entry of the other side for the same key within the window, `differ`; else
+ * `only-ours`, or for a write of theirs `accepted` or `only-theirs` (a change the watch cannot
+ * attribute is dropped, and a write by a controller this shadow does not run only counted).
  */
 export function settle(state: LedgerState, now: number): Settled[] {
   const out: Settled[] = [];
-  const pending = state.pending as Pending[];
-  const due = (e: ShadowEntry) => now - e.at >= state.settings.horizonMs;
-  for (;;) {
-    const e = pending.find(due);
-    if (!e) break;
-    pending.splice(pending.indexOf(e), 1);
+  const pending = new PendingByKey(state);
+  const due = (state.pending as Pending[]).filter((e) => now - e.at >= state.settings.horizonMs).sort((a, b) => a.at - b.at);
+  for (const e of due) {
+    if (!pending.has(e)) continue; // settled already, as the other side of a differ
+    pending.remove(e);
     if (e.met) continue;
     // a write of the other side to the same place at about the same time (within the window) is
     // the other's answer to the same change; further apart, the two answered different ones
-    const others = pending.filter((p) => p.side !== e.side && keyOf(p) === keyOf(e) && !p.unattributed && !p.met && Math.abs(p.at - e.at) <= state.settings.windowMs);
+    const others = pending.of(keyOf(e)).filter((p) => p.side !== e.side && !p.unattributed && !p.met && Math.abs(p.at - e.at) <= state.settings.windowMs);
     const other = others.sort((a, b) => Math.abs(a.at - e.at) - Math.abs(b.at - e.at))[0];
     if (other) {
-      pending.splice(pending.indexOf(other), 1);
+      pending.remove(other);
       const [o, t] = e.side === 'ours' ? [e, other] : [other, e];
       record(state, out, o.controller ?? controllerOf(state, t), 'differ', o, t, diffOf(o, t));
     } else if (e.side === 'ours') {
       record(state, out, e.controller ?? UNKNOWN_CONTROLLER, 'only-ours', e, undefined);
     } else if (!e.unattributed) {
       const controller = controllerOf(state, e);
-      if (!Object.values(state.learned).includes(controller)) state.unattributed++;
+      if (state.learned[`workflows/${controller}`] === undefined && !Object.values(state.learned).includes(controller)) state.unattributed++;
       else record(state, out, controller, reconciledSince(state, e) ? 'accepted' : 'only-theirs', undefined, e);
     }
   }
+  pending.done();
   // a reconcile older than the horizon can no longer accept anything pending
   for (const [w, at] of Object.entries(state.reconciled)) if (now - at > 2 * state.settings.horizonMs) delete state.reconciled[w];
   compactBuckets(state, now);

@@ -64,12 +64,21 @@ export interface ShadowEntry {
   unattributed?: boolean;
 }
 
+/** A reconcile of ours: which workflow, of which controller, about an object of which kind. */
+export interface ShadowReconcile {
+  workflowId: string;
+  controller: string;
+  /** the workflow's KcmKind search attribute: the kind of the object it is named after */
+  kind?: string;
+  startedAt: number;
+}
+
 /** A batch of entries from one replica; its ID lets the ledger drop a batch delivered twice. */
 export interface ShadowBatch {
   id: string;
   entries: ShadowEntry[];
-  /** reconciles of ours that ended, by workflow ID, with when each started (ms since the epoch) */
-  reconciles?: Array<{ workflowId: string; startedAt: number }>;
+  /** reconciles of ours that ended, with when each started (ms since the epoch) */
+  reconciles?: ShadowReconcile[];
 }
 
 export interface ShadowLedgerSettings {
