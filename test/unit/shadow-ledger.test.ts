@@ -159,5 +159,9 @@ describe('shadow comparison: what counts as the same', () => {
     // a request's body spells out zero values the API server leaves out; a served object's absent field is absent
     expect(diffContent({ spec: { minReadySeconds: 0 } }, { spec: {} }, { oursFromRequest: true })).toEqual([]);
     expect(diffContent({ status: { terminatingReplicas: 0 } }, { status: {} })).toEqual([{ path: 'status.terminatingReplicas', ours: 0 }]);
+    // a list of UIDs is a set; any other list keeps its order
+    const [u1, u2] = ['37c6eb68-58e9-4f0b-bbc5-02de14727baa', '178ba747-c44d-433a-b384-d68eb5ef409b'];
+    expect(diffContent({ status: { uncounted: [u1, u2] } }, { status: { uncounted: [u2, u1] } })).toEqual([]);
+    expect(diffContent({ spec: { args: ['a', 'b'] } }, { spec: { args: ['b', 'a'] } })).toHaveLength(2);
   });
 });

@@ -65,6 +65,9 @@ function clip(v: unknown): unknown {
   return s.length <= MAX_VALUE_CHARS ? v : `${s.slice(0, MAX_VALUE_CHARS)}…`;
 }
 
+const UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const isUid = (v: unknown) => typeof v === 'string' && UID.test(v);
+
 const isZero = (v: unknown) => v === 0 || v === false || v === '' || (Array.isArray(v) && !v.length) || (isObject(v) && !Object.keys(v).length);
 
 function walk(path: string, a: unknown, b: unknown, out: FieldDifference[], oursZeroIsAbsent: boolean): void {
@@ -74,17 +77,27 @@ function walk(path: string, a: unknown, b: unknown, out: FieldDifference[], ours
     return;
   }
   if (Array.isArray(a) && Array.isArray(b)) {
-    const ka = keyedElements(a);
-    const kb = keyedElements(b);
-    if (ka && kb) {
-      for (const k of [...new Set([...ka.keys(), ...kb.keys()])]) walk(`${path}${k}`, ka.get(k), kb.get(k), out, oursZeroIsAbsent);
-    } else {
-      for (let i = 0; i < Math.max(a.length, b.length); i++) walk(`${path}[${i}]`, a[i], b[i], out, oursZeroIsAbsent);
+    // a list of UIDs is a set (a Job's uncountedTerminatedPods): each manager lists it in the
+    // order its cache gave the pods
+    if (a.length && a.every(isUid) && b.every(isUid)) {
+      walkArrays(path, [...a].sort(), [...b].sort(), out, oursZeroIsAbsent);
+      return;
     }
+    walkArrays(path, a, b, out, oursZeroIsAbsent);
     return;
   }
   if (oursZeroIsAbsent && b === undefined && isZero(a)) return;
   if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ path, ...(a !== undefined ? { ours: clip(a) } : {}), ...(b !== undefined ? { theirs: clip(b) } : {}) });
+}
+
+function walkArrays(path: string, a: unknown[], b: unknown[], out: FieldDifference[], oursZeroIsAbsent: boolean): void {
+  const ka = keyedElements(a);
+  const kb = keyedElements(b);
+  if (ka && kb) {
+    for (const k of [...new Set([...ka.keys(), ...kb.keys()])]) walk(`${path}${k}`, ka.get(k), kb.get(k), out, oursZeroIsAbsent);
+  } else {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) walk(`${path}[${i}]`, a[i], b[i], out, oursZeroIsAbsent);
+  }
 }
 
 /**
