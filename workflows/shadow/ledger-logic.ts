@@ -187,9 +187,16 @@ type Pending = ShadowEntry & { met?: true };
 class PendingByKey {
   private readonly byKey = new Map<string, Pending[]>();
   private readonly removed = new Set<Pending>();
+  /** deletes of a collection of ours: few, and met by a delete under any key */
+  private readonly collections: Pending[] = [];
 
   constructor(private readonly state: LedgerState) {
-    for (const p of state.pending as Pending[]) this.listOf(keyOf(p)).push(p);
+    for (const p of state.pending as Pending[]) this.index(p);
+  }
+
+  private index(p: Pending): void {
+    this.listOf(keyOf(p)).push(p);
+    if (p.kind === 'deletecollection') this.collections.push(p);
   }
 
   private listOf(key: string): Pending[] {
@@ -203,7 +210,12 @@ class PendingByKey {
     return (this.byKey.get(key) ?? []).filter((p) => !this.removed.has(p));
   }
 
-  /** every entry still pending (for the rare matches across keys: a delete of a collection) */
+  /** the pending delete of a collection of ours that `t`, a delete seen, belongs to */
+  collectionOf(t: ShadowEntry): Pending | undefined {
+    return this.collections.find((c) => !this.removed.has(c) && pairable(c, t));
+  }
+
+  /** every entry still pending (for an ours' delete of a collection, rare: the deletes already seen in it) */
   all(): Pending[] {
     return (this.state.pending as Pending[]).filter((p) => !this.removed.has(p));
   }
@@ -214,7 +226,7 @@ class PendingByKey {
 
   add(p: Pending): void {
     this.state.pending.push(p);
-    this.listOf(keyOf(p)).push(p);
+    this.index(p);
   }
 
   remove(p: Pending): void {
@@ -248,7 +260,7 @@ export function ingest(state: LedgerState, batchId: string, entries: readonly Sh
     if (e.side === 'ours') learn(state, e);
     // a delete of a collection is one write of ours and any number of deletes seen
     if (e.side === 'theirs' && e.kind === 'delete') {
-      const c = pending.all().find((p) => p.side === 'ours' && pairable(p, e));
+      const c = pending.collectionOf(e);
       if (c) {
         if (!c.met) {
           c.met = true;
