@@ -85,6 +85,18 @@ describe('shadow ledger: matching ours with theirs', () => {
     expect(f).toEqual({ count: 1, example: expect.objectContaining({ outcome: 'differ', controller: 'replicaset', differences: [{ path: 'status.terminatingReplicas', theirs: 0 }] }) });
   });
 
+  test('two controllers writing one object at once are not set side by side as a difference', () => {
+    const s = emptyLedger(SETTINGS, T0);
+    const pod = (side: 'ours' | 'theirs', at: number, metadata: Record<string, unknown>, controller?: string): ShadowEntry => ({
+      side, at, kind: 'write', resource: 'pods', namespace: 'ns', target: 'ns/p', name: 'p', objectKind: 'Pod', content: { metadata }, ...(controller ? { controller } : {}),
+    });
+    // the collector's orphaning write has been seen from ours (so its shape is the collector's)
+    feed(s, pod('ours', T0 - 30_000, { ownerReferences: null }, 'garbagecollector'), pod('theirs', T0 - 30_000, { ownerReferences: null }));
+    // now the job controller of ours releases the pod's finalizer as upstream's collector orphans it
+    feed(s, { ...pod('ours', T0, { finalizers: [], ownerReferences: [{ kind: 'Job', name: 'j' }] }, 'job'), ownerKind: 'Job', ownerName: 'j' }, pod('theirs', T0 + 100, { ownerReferences: null, finalizers: ['f'] }));
+    expect(settle(s, T0 + 61_000)).toEqual([{ controller: 'job', outcome: 'only-ours' }, { controller: 'garbagecollector', outcome: 'only-theirs' }]);
+  });
+
   test('alone: only ours; only theirs; a write of theirs no controller of ours makes is not compared', () => {
     const s = emptyLedger(SETTINGS, T0);
     const job = (side: 'ours' | 'theirs', name: string): ShadowEntry => ({

@@ -131,6 +131,18 @@ function diffOf(o: ShadowEntry, t: ShadowEntry) {
   return diffContent(o.content, t.content, { ...(t.metadataOnly || o.metadataOnly ? { only: ['metadata'] } : {}), ...(o.fromRequest ? { oursFromRequest: true } : {}) });
 }
 
+/**
+ * Could the two be one controller's answers? Two controllers write the same object at the same
+ * moment (the job controller releases a pod's finalizer as the collector orphans it): set side by
+ * side, their different fields would be a difference of neither. A write of theirs not yet
+ * attributable may be anyone's.
+ */
+function sameDecider(state: LedgerState, a: ShadowEntry, b: ShadowEntry): boolean {
+  const [o, t] = a.side === 'ours' ? [a, b] : [b, a];
+  const theirs = controllerOf(state, t);
+  return theirs === UNKNOWN_CONTROLLER || o.controller === undefined || o.controller === theirs;
+}
+
 /** Is `t` (theirs) one of the deletes of the collection `o` (ours) deleted? */
 function pairable(o: ShadowEntry, t: ShadowEntry): boolean {
   return o.kind === 'deletecollection' && t.kind === 'delete' && o.resource === t.resource && (o.namespace ?? '') === (t.namespace ?? '');
@@ -308,7 +320,8 @@ export function settle(state: LedgerState, now: number): Settled[] {
     if (e.met) continue;
     // a write of the other side to the same place at about the same time (within the window) is
     // the other's answer to the same change; further apart, the two answered different ones
-    const others = pending.of(keyOf(e)).filter((p) => p.side !== e.side && !p.unattributed && !p.met && Math.abs(p.at - e.at) <= state.settings.windowMs);
+    const others = pending.of(keyOf(e)).filter((p) => p.side !== e.side && !p.unattributed && !p.met && Math.abs(p.at - e.at) <= state.settings.windowMs
+      && sameDecider(state, e, p));
     const other = others.sort((a, b) => Math.abs(a.at - e.at) - Math.abs(b.at - e.at))[0];
     if (other) {
       pending.remove(other);
