@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { EventCorrelator } from './event-correlator';
 import { ApiError, KubeRest } from './rest';
 import { RESOURCES, resourcePath } from './resources';
 
@@ -13,11 +14,6 @@ export interface EventTarget {
 }
 
 export type EventType = 'Normal' | 'Warning';
-
-/** client-go's event spam filter: per source and object and type, a burst of 25, then one per 5 minutes. */
-const SPAM_BURST = 25;
-const SPAM_REFILL_PER_MS = 1 / 300_000;
-const SPAM_KEYS_MAX = 4096;
 
 export type RecordEvent = (component: string, target: EventTarget, type: EventType, reason: string, message: string) => void;
 
@@ -45,29 +41,38 @@ export function eventWriteRetryable(e: unknown): boolean {
 
 /**
  * Records core/v1 Events on objects, as upstream controllers' recorders do, so that `kubectl
- * describe` shows them, with the same spam limit, so a 500-pod scale-up leaves 25 events, not 500.
- * Best effort and asynchronous: a lost Event must never fail or slow the write it reports.
+ * describe` shows them as it shows upstream's: similar Events combined, a repeat counted on the
+ * first, and the same spam limit, so a 500-pod scale-up leaves 25 writes, not 500 (see
+ * EventCorrelator). Best effort and asynchronous: a lost Event must never fail or slow the write it
+ * reports.
  */
 export function createEventRecorder(rest: KubeRest, instance: string, logger: Logger, retry: EventRetry = EVENT_RETRY): RecordEvent {
-  const buckets = new Map<string, { tokens: number; at: number }>();
+  const correlator = new EventCorrelator();
+  // one Event's writes in order (client-go sends all of them from one goroutine): a count patched
+  // before the Event is made, or two patches crossing, would leave a wrong count
+  const queues = new Map<string, Promise<void>>();
 
-  function allowed(key: string): boolean {
-    const now = Date.now();
-    const b = buckets.get(key) ?? { tokens: SPAM_BURST, at: now };
-    b.tokens = Math.min(SPAM_BURST, b.tokens + (now - b.at) * SPAM_REFILL_PER_MS);
-    b.at = now;
-    buckets.delete(key); // re-insert: Map order doubles as least-recently-used order
-    buckets.set(key, b);
-    if (buckets.size > SPAM_KEYS_MAX) buckets.delete(buckets.keys().next().value!);
-    if (b.tokens < 1) return false;
-    b.tokens -= 1;
-    return true;
+  /** A new Event; or a repeat: its count patched, or made again under its name when it is gone (client-go does the same). */
+  async function send(namespace: string, body: { metadata: { name: string }; count: number; message: string; lastTimestamp: string }): Promise<void> {
+    if (body.count > 1) {
+      try {
+        await rest.request('PATCH', resourcePath(RESOURCES.events, namespace, body.metadata.name), {
+          body: { count: body.count, message: body.message, lastTimestamp: body.lastTimestamp },
+          contentType: 'application/strategic-merge-patch+json',
+          idempotent: true,
+        });
+        return;
+      } catch (e) {
+        if (!(e instanceof ApiError && e.status === 404)) throw e;
+      }
+    }
+    await rest.request('POST', resourcePath(RESOURCES.events, namespace), { body, idempotent: true });
   }
 
-  async function write(namespace: string, body: object, reason: string, key: string): Promise<void> {
+  async function write(namespace: string, body: { metadata: { name: string }; count: number; message: string; lastTimestamp: string }, reason: string, key: string): Promise<void> {
     for (let tries = 1; ; tries++) {
       try {
-        await rest.request('POST', resourcePath(RESOURCES.events, namespace), { body, idempotent: true });
+        await send(namespace, body);
         return;
       } catch (e) {
         // made by an earlier try whose answer was lost
@@ -82,26 +87,31 @@ export function createEventRecorder(rest: KubeRest, instance: string, logger: Lo
   }
 
   return (component, target, type, reason, message) => {
-    const key = [component, instance, target.kind, target.namespace, target.name, target.uid, target.apiVersion, type].join('\u0000');
-    if (!allowed(key)) return;
-    const now = new Date().toISOString();
+    const now = Date.now();
+    const c = correlator.correlate({ component, involvedObject: target, type, reason, message }, now, `${target.name}.${randomBytes(8).toString('hex')}`);
+    if (c.skip) return;
     // client-go files Events about cluster-scoped objects (nodes) in the default namespace
     const namespace = target.namespace || 'default';
+    const combined = c.message !== message;
     const body = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: `${target.name}.${randomBytes(8).toString('hex')}`, namespace },
+      metadata: { name: c.name, namespace },
       involvedObject: target,
       reason,
-      message,
+      message: c.message,
       type,
       source: { component },
-      reportingComponent: component,
-      reportingInstance: instance,
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
+      // client-go's combined Event is a new one that names no reporting controller
+      ...(combined ? {} : { reportingComponent: component, reportingInstance: instance }),
+      firstTimestamp: c.firstTimestamp,
+      lastTimestamp: new Date(now).toISOString(),
+      count: c.count,
     };
-    void write(namespace, body, reason, `${target.namespace}/${target.name}`);
+    const next = (queues.get(c.name) ?? Promise.resolve()).then(() => write(namespace, body, reason, `${target.namespace}/${target.name}`));
+    queues.set(c.name, next);
+    void next.finally(() => {
+      if (queues.get(c.name) === next) queues.delete(c.name);
+    });
   };
 }

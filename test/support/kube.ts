@@ -32,8 +32,8 @@ export function mergePatch(rest: KubeRest, path: string, body: unknown) {
   return rest.request<KubeObject>('PATCH', path, { body, contentType: 'application/merge-patch+json' });
 }
 
-export async function eventsFor(rest: KubeRest, ns: string, name: string, reason?: string): Promise<Array<{ reason: string; message: string; type: string }>> {
-  const r = await rest.request<{ items: Array<{ reason: string; message: string; type: string; involvedObject: { name: string } }> }>(
+export async function eventsFor(rest: KubeRest, ns: string, name: string, reason?: string): Promise<Array<{ reason: string; message: string; type: string; count?: number }>> {
+  const r = await rest.request<{ items: Array<{ reason: string; message: string; type: string; count?: number; involvedObject: { name: string } }> }>(
     'GET', `/api/v1/namespaces/${ns}/events`);
   return r.body.items.filter((e) => e.involvedObject.name === name && (!reason || e.reason === reason));
 }
