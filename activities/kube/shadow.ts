@@ -110,11 +110,27 @@ export function proposalEntry(p: Proposal, answer: unknown, at: number): ShadowE
 }
 
 /**
+ * How long after a dry run refused as stale a Warning Event on the same object counts as its
+ * consequence: controllers record the failed write's Event at once (FailedToUpdateEndpoint).
+ */
+export const REFUSAL_EVENT_MS = 10_000;
+const REFUSALS_KEPT = 1000;
+
+/**
  * `rest` for `controller` with every write sent as a dry run and handed to `record`, with the
  * ledger's entry for it when the dry run was accepted.
  */
 export function shadowed(rest: KubeRest, controller: string, record: (p: Proposal, entry?: ShadowEntry) => void): KubeRest {
   const shadow = Object.create(rest) as KubeRest;
+  // namespace/name of the objects whose writes were refused as stale lately, and when: a Warning
+  // Event ours then sends about that object reports a failure the shadow itself caused (the
+  // cluster's manager had written first), not a decision to compare
+  const refusedAt = new Map<string, number>();
+  const afterRefusal = (entry: ShadowEntry, answer: unknown, now: number): ShadowEntry => {
+    const ev = answer as { type?: string; involvedObject?: { namespace?: string; name?: string } } | undefined;
+    const at = refusedAt.get(`${ev?.involvedObject?.namespace ?? ''}/${ev?.involvedObject?.name ?? ''}`);
+    return ev?.type === 'Warning' && at !== undefined && now - at <= REFUSAL_EVENT_MS ? { ...entry, afterRefusal: true } : entry;
+  };
   shadow.request = async <T>(method: string, path: string, ro?: RequestOptions) => {
     const write = writeOf(method, path);
     if (!write) return rest.request<T>(method, path, ro);
@@ -124,11 +140,18 @@ export function shadowed(rest: KubeRest, controller: string, record: (p: Proposa
       const res = await rest.request<T>(method, dryRunPath(path), ro);
       const created = write.verb === 'create' && !write.name ? (res.body as { metadata?: { name?: string } } | undefined)?.metadata?.name : undefined;
       const p: Proposal = { ...context, ...(created ? { name: created } : {}) };
-      record(p, proposalEntry(p, res.body, Date.now()));
+      const now = Date.now();
+      const entry = proposalEntry(p, res.body, now);
+      record(p, write.resource === 'events' ? afterRefusal(entry, res.body, now) : entry);
       return res;
     } catch (e) {
       if (e instanceof ApiError && e.status >= 400 && e.status < 500) {
         const p: Proposal = { ...context, refused: { status: e.status, reason: e.reason } };
+        if (e.status === 409 && write.name) {
+          refusedAt.delete(`${write.namespace ?? ''}/${write.name}`);
+          refusedAt.set(`${write.namespace ?? ''}/${write.name}`, Date.now());
+          if (refusedAt.size > REFUSALS_KEPT) refusedAt.delete(refusedAt.keys().next().value!);
+        }
         // Refused as stale (409: the object moved on, or already exists): in shadow mode that is
         // the cluster's manager having written first, from the same state ours decided on. Ours
         // would have made this write; the ledger compares what it asked for (the request's body).

@@ -29,7 +29,8 @@ function differenceLine(d: FieldDifference): string {
 export function formatShadowReport(ledger: string, r: ShadowReport): string {
   const lines = [
     `shadow ledger ${ledger}`,
-    `from ${r.from} to ${r.to}; window ${seconds(r.settings.windowMs)}, horizon ${seconds(r.settings.horizonMs)}; not yet settled: ${r.pending.ours} ours, ${r.pending.theirs} theirs; writes of theirs by controllers not compared: ${r.unattributed}`,
+    `from ${r.from} to ${r.to}; window ${seconds(r.settings.windowMs)}, horizon ${seconds(r.settings.horizonMs)}; not yet settled: ${r.pending.ours} ours, ${r.pending.theirs} theirs`,
+    `not compared: ${r.unattributed} writes of theirs by controllers this shadow does not run; ${r.afterRefusal} Warning Events of ours that only followed a dry run refused as stale`,
     '',
   ];
   const head = ['CONTROLLER', ...SHADOW_OUTCOMES.map((o) => o.toUpperCase()), 'AGREEMENT'];

@@ -97,6 +97,19 @@ describe('shadow ledger: matching ours with theirs', () => {
     expect(settle(s, T0 + 61_000)).toEqual([{ controller: 'job', outcome: 'only-ours' }, { controller: 'garbagecollector', outcome: 'only-theirs' }]);
   });
 
+  test('a Warning Event of ours that only followed a stale dry run is counted apart, not compared', () => {
+    const s = emptyLedger(SETTINGS, T0);
+    const warning: ShadowEntry = {
+      side: 'ours', at: T0, kind: 'event', resource: 'events', namespace: 'ns', target: 'Endpoints/web:FailedToUpdateEndpoint', controller: 'endpoint',
+      content: { type: 'Warning', reason: 'FailedToUpdateEndpoint' }, afterRefusal: true,
+    };
+    expect(feed(s, warning)).toEqual([]);
+    expect(s.pending).toEqual([]);
+    expect(settle(s, T0 + 61_000)).toEqual([]);
+    const r = buildReport(s, undefined, T0 + 61_000);
+    expect({ rows: r.rows, afterRefusal: r.afterRefusal }).toEqual({ rows: [], afterRefusal: 1 });
+  });
+
   test('alone: only ours; only theirs; a write of theirs no controller of ours makes is not compared', () => {
     const s = emptyLedger(SETTINGS, T0);
     const job = (side: 'ours' | 'theirs', name: string): ShadowEntry => ({

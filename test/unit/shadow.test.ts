@@ -1,6 +1,7 @@
 import { ApiError, type KubeRest, type RequestOptions } from '../../activities/kube/rest';
 import { type Proposal, dryRunPath, runningActivityInput, shadowed, writeOf } from '../../activities/kube/shadow';
 import { SHADOW_WORKFLOW_ID_PREFIX, controllerOfWorkflowId, shadowWorkflowIdPrefix, withoutShadowPrefix } from '../../workflows/runtime/workflow-ids';
+import type { ShadowEntry } from '../../workflows/shadow/types';
 
 describe('writeOf: what a request would write', () => {
   test.each([
@@ -63,6 +64,31 @@ describe('shadowed', () => {
     const shadow = shadowed(rest, 'replicaset', (p) => proposals.push(p));
     await expect(shadow.request('POST', '/api/v1/namespaces/ns/pods', { body: {} })).rejects.toThrow('bad template');
     expect(proposals).toEqual([{ controller: 'replicaset', verb: 'create', resource: 'pods', namespace: 'ns', refused: { status: 422, reason: 'Invalid' } }]);
+  });
+
+  test('a Warning Event on an object whose dry run was just refused as stale is marked as its consequence', async () => {
+    let refuse = true;
+    const rest = {
+      request: async (method: string, path: string, ro?: RequestOptions) => {
+        if (path.startsWith('/api/v1/namespaces/ns/endpoints/web') && refuse) throw new ApiError(409, 'Conflict', 'the object has been modified');
+        return { status: 201, body: ro?.body };
+      },
+    } as unknown as KubeRest;
+    const entries: Array<ShadowEntry | undefined> = [];
+    const shadow = shadowed(rest, 'endpoint', (_p, e) => entries.push(e));
+    const event = (type: string, name: string) => ({ body: {
+      metadata: { name: `${name}.1`, namespace: 'ns' }, type, reason: 'FailedToUpdateEndpoint', message: 'x', involvedObject: { kind: 'Endpoints', namespace: 'ns', name },
+    } });
+    await expect(shadow.request('PUT', '/api/v1/namespaces/ns/endpoints/web', { body: {} })).rejects.toThrow('modified');
+    await shadow.request('POST', '/api/v1/namespaces/ns/events', event('Warning', 'web'));
+    await shadow.request('POST', '/api/v1/namespaces/ns/events', event('Normal', 'web'));
+    await shadow.request('POST', '/api/v1/namespaces/ns/events', event('Warning', 'other'));
+    const events = entries.filter((e) => e?.kind === 'event');
+    expect(events.map((e) => [e?.content?.type, e?.target, !!e?.afterRefusal])).toEqual([
+      ['Warning', 'Endpoints/web:FailedToUpdateEndpoint', true],
+      ['Normal', 'Endpoints/web:FailedToUpdateEndpoint', false],
+      ['Warning', 'Endpoints/other:FailedToUpdateEndpoint', false],
+    ]);
   });
 
   test('a connection failure proposes nothing: the activity retries it', async () => {

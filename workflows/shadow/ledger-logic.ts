@@ -64,6 +64,8 @@ export interface LedgerState {
    * one that has proposed nothing yet): not compared, only counted.
    */
   unattributed: number;
+  /** Warning Events of ours that only followed a dry run refused as stale (ShadowEntry.afterRefusal); absent in a state from before it was counted */
+  afterRefusal?: number;
 }
 
 /** What settling or matching decided, for the metrics. */
@@ -73,7 +75,7 @@ export interface Settled {
 }
 
 export function emptyLedger(settings: ShadowLedgerSettings, now: number): LedgerState {
-  return { settings, since: now, pending: [], buckets: [], findings: [], learned: {}, batchIds: [], reconciled: {}, unattributed: 0 };
+  return { settings, since: now, pending: [], buckets: [], findings: [], learned: {}, batchIds: [], reconciled: {}, unattributed: 0, afterRefusal: 0 };
 }
 
 const keyOf = (e: ShadowEntry) => [e.kind, e.resource, e.subresource ?? '', e.namespace ?? '', e.target].join('\u0000');
@@ -269,6 +271,10 @@ export function ingest(state: LedgerState, batchId: string, entries: readonly Sh
   if (state.batchIds.length > BATCH_IDS_KEPT) state.batchIds.splice(0, state.batchIds.length - BATCH_IDS_KEPT);
   const pending = new PendingByKey(state);
   for (const e of [...entries].sort((a, b) => a.at - b.at) as Pending[]) {
+    if (e.side === 'ours' && e.afterRefusal) {
+      state.afterRefusal = (state.afterRefusal ?? 0) + 1;
+      continue;
+    }
     if (e.side === 'ours') learn(state, e);
     // a delete of a collection is one write of ours and any number of deletes seen
     if (e.side === 'theirs' && e.kind === 'delete') {
@@ -412,6 +418,7 @@ export function buildReport(state: LedgerState, sinceMs: number | undefined, now
     rows,
     pending: { ours: state.pending.filter((e) => e.side === 'ours').length, theirs: state.pending.filter((e) => e.side === 'theirs').length },
     unattributed: state.unattributed,
+    afterRefusal: state.afterRefusal ?? 0,
     findings: [...shapes.values()],
     findingsTruncated: state.findings.length >= MAX_FINDINGS && (state.findings[0]?.at ?? 0) > from,
     settings: state.settings,

@@ -62,6 +62,12 @@ export interface ShadowEntry {
    * the object says who deleted it). It can match a write of ours; alone, it is not counted.
    */
   unattributed?: boolean;
+  /**
+   * ours: a Warning Event sent only because a dry run of the same controller on the same object
+   * was refused as stale just before (the cluster's manager had written first): a failure the
+   * shadow caused, counted apart and not compared.
+   */
+  afterRefusal?: boolean;
 }
 
 /** A reconcile of ours: which workflow, of which controller, about an object of which kind. */
@@ -127,6 +133,8 @@ export interface ShadowReport {
   pending: { ours: number; theirs: number };
   /** since the ledger started: writes of theirs by a controller this shadow does not run (or that has proposed nothing yet), not compared */
   unattributed: number;
+  /** since the ledger started: Warning Events of ours that only followed a dry run refused as stale, not compared */
+  afterRefusal: number;
   /** findings in the period, newest first, grouped by shape (outcome, controller, write, differing fields) */
   findings: Array<{ count: number; example: ShadowFinding }>;
   /** true when older findings in the period were dropped (the ledger keeps the newest MAX_FINDINGS) */
