@@ -92,6 +92,8 @@ export function entryOf(side: ShadowSide, at: number, w: WriteShape, o: Obj | un
     ...(o?.kind && o.kind !== 'PartialObjectMetadata' ? { objectKind: o.kind } : {}),
     ...(owner?.kind ? { ownerKind: owner.kind } : {}),
     ...(owner?.name ? { ownerName: owner.name } : {}),
+    ...(o?.metadata?.uid && w.kind !== 'event' ? { uid: o.metadata.uid } : {}),
+    ...(owner?.uid ? { ownerUid: owner.uid } : {}),
     ...(w.kind === 'event' && o ? { about: (o.involvedObject as { name?: string } | undefined)?.name } : {}),
     ...(component ? { component } : {}),
     ...extra,

@@ -64,9 +64,11 @@ export interface Seen {
   signatures: Map<string, string>;
   status: string;
   deleting: boolean;
+  ownerUids: string[];
 }
 
-const seenOf = (o: KubeObject): Seen => ({ signatures: signatures(o), status: statusSignature(o), deleting: !!o.metadata?.deletionTimestamp });
+const ownerUidsOf = (o: KubeObject) => (o.metadata?.ownerReferences ?? []).map((r) => r.uid);
+const seenOf = (o: KubeObject): Seen => ({ signatures: signatures(o), status: statusSignature(o), deleting: !!o.metadata?.deletionTimestamp, ownerUids: ownerUidsOf(o) });
 
 /**
  * Turns one resource's raw list and watch events into the cluster manager's writes. It keeps, per
@@ -114,9 +116,11 @@ export class ManagerWrites {
       this.emit(entryOf('theirs', at, { ...shape, kind: 'event' }, o));
       return;
     }
+    const now = new Set(ownerUidsOf(o));
+    const former = (before?.ownerUids ?? []).filter((u) => !now.has(u));
     for (const subresource of written) {
       const kind = type === 'ADDED' && subresource === '' ? 'create' : 'write';
-      this.emit(entryOf('theirs', at, { ...shape, kind, ...(subresource ? { subresource } : {}) }, o));
+      this.emit(entryOf('theirs', at, { ...shape, kind, ...(subresource ? { subresource } : {}) }, o, former.length ? { formerOwnerUids: former } : {}));
     }
   }
 }

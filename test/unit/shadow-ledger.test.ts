@@ -58,6 +58,18 @@ describe('shadow ledger: matching ours with theirs', () => {
     ]);
   });
 
+  test('an orphaning of theirs is accepted by ours\' collector workflow of the owner, named by its UID, reconciling after it', () => {
+    const s = emptyLedger(SETTINGS, T0);
+    const orphaned = (side: 'ours' | 'theirs', at: number, more: Partial<ShadowEntry> = {}): ShadowEntry => ({
+      side, at, kind: 'write', resource: 'pods', namespace: 'ns', target: 'p', name: 'p', uid: 'p-uid', objectKind: 'Pod', content: { metadata: {} }, ...more,
+    });
+    // the shape is the collector's, learned from an orphaning of ours
+    feed(s, orphaned('ours', T0 - 30_000, { controller: 'garbagecollector' }), orphaned('theirs', T0 - 30_000));
+    feed(s, orphaned('theirs', T0, { formerOwnerUids: ['job-uid'] }), orphaned('theirs', T0 + 100, { name: 'q', target: 'q', uid: 'q-uid', formerOwnerUids: ['other-uid'] }));
+    ingest(s, `b${batch++}`, [], [{ workflowId: 'shadow:1234abcd:garbagecollector/ns/job-uid', controller: 'garbagecollector', kind: 'Job', startedAt: T0 + 500 }]);
+    expect(settle(s, T0 + 61_000)).toEqual([{ controller: 'garbagecollector', outcome: 'accepted' }, { controller: 'garbagecollector', outcome: 'only-theirs' }]);
+  });
+
   test('a controller that has proposed nothing is known by its reconciles: their workflows and the kind they decide', () => {
     const s = emptyLedger(SETTINGS, T0);
     const cronStatus: ShadowEntry = { side: 'theirs', at: T0, kind: 'write', resource: 'cronjobs', subresource: 'status', namespace: 'ns', target: 'tick', name: 'tick', objectKind: 'CronJob', content: {} };

@@ -52,6 +52,14 @@ describe('whose change the watch saw', () => {
     expect(seen.map((e) => e.content)).toEqual([{ status: { replicas: 3 } }]);
   });
 
+  test('an orphaning names the owner whose reference it took off, and every write its object\'s UID', () => {
+    const seen: ShadowEntry[] = [];
+    const m = new ManagerWrites('replicasets', (e) => seen.push(e));
+    m.listed([rs(created)]);
+    m.event('MODIFIED', rs([mf(KCM_FIELD_MANAGER, undefined, '2026-11-28T12:00:05Z', { 'f:spec': {} })], { replicas: 1 }, { ownerReferences: [] }));
+    expect(seen.map((e) => [e.kind, e.uid, e.ownerUid, e.formerOwnerUids])).toEqual([['write', 'rs-uid', undefined, ['d-uid']]]);
+  });
+
   test('a deletion is seen once, and not attributed', () => {
     const seen: ShadowEntry[] = [];
     const m = new ManagerWrites('pods', (e) => seen.push(e));

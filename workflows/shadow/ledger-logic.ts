@@ -116,14 +116,15 @@ function learn(state: LedgerState, e: ShadowEntry): void {
 /**
  * Did the workflow of ours that decides `t`'s object reconcile after `t` was seen? It is the
  * controller's workflow of the object itself, of its controlling owner, or for an Event of the
- * object the Event is about.
+ * object the Event is about, named by name or (the garbage collector's) by UID; for an orphaning,
+ * also the workflow of the owner whose reference went.
  */
 function reconciledSince(state: LedgerState, t: ShadowEntry): boolean {
   const controller = controllerOf(state, t);
   // a controller's workflow IDs may name it otherwise (the endpoint controller's are endpoints/...)
   const named = state.learned[`workflows/${controller}`] ?? controller;
   const ns = t.namespace ?? '';
-  const names = [t.kind === 'event' ? t.about : t.name, t.ownerName].filter((n): n is string => !!n);
+  const names = [t.kind === 'event' ? t.about : t.name, t.ownerName, t.uid, t.ownerUid, ...(t.formerOwnerUids ?? [])].filter((n): n is string => !!n);
   return names.some((n) => (state.reconciled[`${named}/${ns}/${n}`] ?? -Infinity) >= t.at);
 }
 

@@ -48,6 +48,11 @@ export interface ShadowEntry {
   ownerKind?: string;
   /** the controlling owner's name: an owned object's writes are decided by its owner's workflow */
   ownerName?: string;
+  /** the object's UID and its controlling owner's: some controllers' workflows are named by UID (the garbage collector's) */
+  uid?: string;
+  ownerUid?: string;
+  /** theirs: owners whose references the write took off (an orphaning): their workflows decided it */
+  formerOwnerUids?: string[];
   /** an Event: the name of the object it is about, whose workflow decided it */
   about?: string;
   /** an Event's reporting component */
