@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../kube/projections';
 import type { ShadowEntry } from '../../workflows/shadow/types';
-import { entryOf } from './content';
+import { entryOf, type WriteShape } from './content';
 
 /*
  * What the cluster's own kube-controller-manager wrote, as the watch sees it.
@@ -99,7 +99,11 @@ export class ManagerWrites {
     const isEvent = this.resource === 'events';
     if (type === 'DELETED') {
       this.seen.delete(uid);
-      if (!before?.deleting && !isEvent) this.emit(entryOf('theirs', at, { ...shape, kind: 'delete' }, o, { unattributed: true }));
+      if (isEvent) return;
+      // the write that took the last finalizer off a terminating object is seen only as its
+      // deletion, carrying the state that write left: the manager's, when its entry moved in it
+      if (before?.deleting) this.writes(at, shape, 'MODIFIED', before, o);
+      else this.emit(entryOf('theirs', at, { ...shape, kind: 'delete' }, o, { unattributed: true }));
       return;
     }
     if (type !== 'ADDED' && type !== 'MODIFIED') return;
@@ -110,12 +114,16 @@ export class ManagerWrites {
       this.emit(entryOf('theirs', at, { ...shape, kind: 'delete' }, o, { unattributed: true }));
       if (type === 'MODIFIED') return;
     }
-    const written = writtenBy(this.manager, type === 'ADDED' ? undefined : before, o);
-    if (!written.length) return;
     if (isEvent) {
-      this.emit(entryOf('theirs', at, { ...shape, kind: 'event' }, o));
+      if (writtenBy(this.manager, type === 'ADDED' ? undefined : before, o).length) this.emit(entryOf('theirs', at, { ...shape, kind: 'event' }, o));
       return;
     }
+    this.writes(at, shape, type, before, o);
+  }
+
+  /** The manager's writes in the change from `before` to `o`, one per subresource it wrote. */
+  private writes(at: number, shape: Omit<WriteShape, 'kind' | 'subresource'>, type: string, before: Seen | undefined, o: Obj): void {
+    const written = writtenBy(this.manager, type === 'ADDED' ? undefined : before, o);
     const now = new Set(ownerUidsOf(o));
     const former = (before?.ownerUids ?? []).filter((u) => !now.has(u));
     for (const subresource of written) {

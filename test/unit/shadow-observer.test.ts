@@ -71,6 +71,22 @@ describe('whose change the watch saw', () => {
     expect(seen.map((e) => [e.kind, e.target, e.unattributed])).toEqual([['delete', 'p', true], ['delete', 'q', true]]);
   });
 
+  test('the last finalizer taken off by the manager is its write, though the watch sees only the deletion', () => {
+    const seen: ShadowEntry[] = [];
+    const m = new ManagerWrites('pods', (e) => seen.push(e));
+    const created = [mf(KCM_FIELD_MANAGER, undefined, '2026-11-28T12:00:00Z', { 'f:metadata': { 'f:finalizers': {} } })];
+    const pod = (finalizers: string[], managedFields: unknown[]): Obj => ({
+      kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'p-uid', deletionTimestamp: '2026-11-28T12:00:01Z', ...(finalizers.length ? { finalizers } : {}), managedFields } as KubeObject['metadata'],
+    });
+    m.listed([pod(['batch.kubernetes.io/job-tracking'], created)]);
+    m.event('DELETED', pod([], [mf(KCM_FIELD_MANAGER, undefined, '2026-11-28T12:00:02Z', { 'f:metadata': {} })]));
+    expect(seen.map((e) => [e.kind, e.target, e.content])).toEqual([['write', 'p', { metadata: {} }]]);
+    // a deletion nobody wrote in is not the manager's
+    m.listed([pod(['x'], created)]);
+    m.event('DELETED', pod([], created));
+    expect(seen).toHaveLength(1);
+  });
+
   test('an Event of the manager is an event about its object, by reason', () => {
     const seen: ShadowEntry[] = [];
     const m = new ManagerWrites('events', (e) => seen.push(e));
