@@ -65,10 +65,24 @@ export interface Seen {
   status: string;
   deleting: boolean;
   ownerUids: string[];
+  /** an Event: its count, which a repeat of its recorder patches up */
+  count?: number;
 }
 
 const ownerUidsOf = (o: KubeObject) => (o.metadata?.ownerReferences ?? []).map((r) => r.uid);
-const seenOf = (o: KubeObject): Seen => ({ signatures: signatures(o), status: statusSignature(o), deleting: !!o.metadata?.deletionTimestamp, ownerUids: ownerUidsOf(o) });
+const seenOf = (o: Obj): Seen => ({
+  signatures: signatures(o), status: statusSignature(o), deleting: !!o.metadata?.deletionTimestamp, ownerUids: ownerUidsOf(o),
+  ...(typeof o.count === 'number' ? { count: o.count } : {}),
+});
+
+/**
+ * Did the manager count up an Event it made? A recorder's repeats patch the count (and
+ * lastTimestamp and message) of its own Event, often within the second its managedFields time
+ * already says, so the entry need not move; nobody else writes another's Event.
+ */
+function countedUp(manager: string, before: Seen | undefined, o: Obj): boolean {
+  return before?.count !== undefined && typeof o.count === 'number' && o.count > before.count && managedFieldsOf(o).some((e) => e.manager === manager);
+}
 
 /**
  * Turns one resource's raw list and watch events into the cluster manager's writes. It keeps, per
@@ -88,7 +102,7 @@ export class ManagerWrites {
   /** A (re)list: what it shows is the starting point; changes made while no watch ran are not attributed. */
   listed(objects: readonly KubeObject[]): void {
     this.seen.clear();
-    for (const o of objects) this.seen.set(o.metadata?.uid ?? '', seenOf(o));
+    for (const o of objects) this.seen.set(o.metadata?.uid ?? '', seenOf(o as Obj));
   }
 
   event(type: string, o: Obj): void {
@@ -115,7 +129,7 @@ export class ManagerWrites {
       if (type === 'MODIFIED') return;
     }
     if (isEvent) {
-      if (writtenBy(this.manager, type === 'ADDED' ? undefined : before, o).length) this.emit(entryOf('theirs', at, { ...shape, kind: 'event' }, o));
+      if (writtenBy(this.manager, type === 'ADDED' ? undefined : before, o).length || countedUp(this.manager, before, o)) this.emit(entryOf('theirs', at, { ...shape, kind: 'event' }, o));
       return;
     }
     this.writes(at, shape, type, before, o);

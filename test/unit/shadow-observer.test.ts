@@ -100,6 +100,25 @@ describe('whose change the watch saw', () => {
       content: { type: 'Normal', reason: 'SuccessfulCreate', message: 'Created pod: web-1-*****', involvedObject: { kind: 'ReplicaSet', name: 'web-1', namespace: 'ns' } },
     })]);
   });
+
+  test('a combined Event counted up in the second its entry already shows is a write of each repeat', () => {
+    const seen: ShadowEntry[] = [];
+    const m = new ManagerWrites('events', (e) => seen.push(e));
+    const combined = (count: number, manager = KCM_FIELD_MANAGER) => ({
+      kind: 'Event', metadata: { name: 'web.2', namespace: 'ns', uid: 'e2', managedFields: [mf(manager, undefined, '2026-11-28T12:00:00Z', { 'f:count': {} })] } as KubeObject['metadata'],
+      involvedObject: { kind: 'ReplicaSet', name: 'web-1', namespace: 'ns', uid: 'rs-uid' }, reason: 'SuccessfulCreate', type: 'Normal',
+      message: `(combined from similar events): Created pod: web-1-x2b4${"bcd"[count - 1]}`, count, source: { component: 'replicaset-controller' },
+    });
+    for (const n of [1, 2, 3]) m.event(n === 1 ? 'ADDED' : 'MODIFIED', combined(n));
+    // the same count again (a relist's copy) is no write
+    m.event('MODIFIED', combined(3));
+    expect(seen.map((e) => e.content?.message)).toEqual(Array(3).fill('(combined from similar events): Created pod: web-1-*****'));
+    // another recorder's Event counted up is not the manager's
+    const other = new ManagerWrites('events', (e) => seen.push(e));
+    other.event('ADDED', combined(1, 'kubelet'));
+    other.event('MODIFIED', combined(2, 'kubelet'));
+    expect(seen).toHaveLength(3);
+  });
 });
 
 describe('a proposal as the ledger sees it', () => {
