@@ -62,7 +62,7 @@ export function renderShadowAcceptance(r: ShadowAcceptanceResults, rawCited: str
     `| --- | ${SHADOW_OUTCOMES.map(() => '---').join(' | ')} | --- |`,
     ...r.report.rows.map((x) => `| ${x.controller} | ${SHADOW_OUTCOMES.map((o) => x.counts[o]).join(' | ')} | ${percent(x.agreement)} |`),
     '',
-    `Agreement is (agree + accepted) / compared. Not compared: writes of the cluster's manager by controllers the shadow does not run (${r.report.unattributed}), and Warning Events of ours that only reported a dry run refused as stale because upstream had written first (${r.report.afterRefusal}).`,
+    `Agreement is (agree + accepted) / compared. Not compared: writes of the cluster's manager by controllers the shadow does not run (${r.report.unattributed}), Warning Events of ours that only reported a dry run refused as stale because upstream had written first (${r.report.afterRefusal}), and proposals of ours repeating their controller's previous one to the same object, which a shadow makes because its writes never land (${r.report.repeats}).`,
   ];
   if (r.report.findings.length) {
     lines.push('', 'Differences, most frequent first (one example each):', '');

@@ -30,7 +30,7 @@ export function formatShadowReport(ledger: string, r: ShadowReport): string {
   const lines = [
     `shadow ledger ${ledger}`,
     `from ${r.from} to ${r.to}; window ${seconds(r.settings.windowMs)}, horizon ${seconds(r.settings.horizonMs)}; not yet settled: ${r.pending.ours} ours, ${r.pending.theirs} theirs`,
-    `not compared: ${r.unattributed} writes of theirs by controllers this shadow does not run; ${r.afterRefusal} Warning Events of ours that only followed a dry run refused as stale`,
+    `not compared: ${r.unattributed} writes of theirs by controllers this shadow does not run; ${r.afterRefusal} Warning Events of ours that only followed a dry run refused as stale; ${r.repeats} proposals of ours repeating their previous one (a shadow's write never lands)`,
     '',
   ];
   const head = ['CONTROLLER', ...SHADOW_OUTCOMES.map((o) => o.toUpperCase()), 'AGREEMENT'];

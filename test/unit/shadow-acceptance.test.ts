@@ -13,6 +13,7 @@ const report: ShadowReport = {
   pending: { ours: 0, theirs: 0 },
   unattributed: 7,
   afterRefusal: 3,
+  repeats: 4,
   findings: [
     { count: 1, example: { outcome: 'only-theirs', controller: 'job', kind: 'event', resource: 'events', target: 'Job/a:Completed', at: 1 } },
     { count: 3, example: {
@@ -43,7 +44,7 @@ test('the section: what ran, the audit, a row per controller, the differences mo
   expect(lines).toContain('| controller | agree | accepted | late | differ | only-ours | only-theirs | agreement |');
   expect(lines).toContain('| replicaset | 8 | 1 | 0 | 1 | 0 | 0 | 90.0% |');
   expect(lines).toContain('| job | 0 | 0 | 0 | 0 | 0 | 2 | 0.0% |');
-  expect(md).toContain('by controllers the shadow does not run (7), and Warning Events of ours that only reported a dry run refused as stale because upstream had written first (3).');
+  expect(md).toContain('by controllers the shadow does not run (7), Warning Events of ours that only reported a dry run refused as stale because upstream had written first (3), and proposals of ours repeating their controller\'s previous one to the same object, which a shadow makes because its writes never land (4).');
   const differ = lines.findIndex((l) => l.startsWith('- 3× differ, replicaset: write replicasets/status web (ours: "pods created"): `status.replicas` ours `6`, theirs `0`; `status.note` ours `"a\\|b"`, theirs (absent)'));
   const only = lines.findIndex((l) => l.startsWith('- 1× only-theirs, job: event events Job/a:Completed'));
   expect(differ).toBeGreaterThan(0);

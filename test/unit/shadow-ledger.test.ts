@@ -122,6 +122,22 @@ describe('shadow ledger: matching ours with theirs', () => {
     expect({ rows: r.rows, afterRefusal: r.afterRefusal }).toEqual({ rows: [], afterRefusal: 1 });
   });
 
+  test('a proposal repeating its controller\'s previous one to the same object is the shadow repeating itself, not compared', () => {
+    const s = emptyLedger(SETTINGS, T0);
+    // the first is met by theirs; its repeats (re-read, decided again) are counted apart
+    feed(s, status('ours', T0, { replicas: 3 }), status('theirs', T0 + 200, { replicas: 3 }));
+    expect(feed(s, status('ours', T0 + 1000, { replicas: 3 }), status('ours', T0 + 2000, { replicas: 3 }))).toEqual([]);
+    // a different write is a new decision, and the one before it again too
+    feed(s, status('ours', T0 + 3000, { replicas: 4 }), status('ours', T0 + 4000, { replicas: 3 }));
+    // past the horizon the same write is a decision again
+    feed(s, status('ours', T0 + 65_000, { replicas: 3 }));
+    // creates of the same content are separate decisions
+    const pod = (at: number): ShadowEntry => ({ side: 'ours', at, kind: 'create', resource: 'pods', namespace: 'ns', target: 'owner:u', controller: 'replicaset', content: {} });
+    feed(s, pod(T0 + 5000), pod(T0 + 5001));
+    expect(s.pending.filter((e) => e.side === 'ours')).toHaveLength(5);
+    expect(buildReport(s, undefined, T0 + 70_000).repeats).toBe(2);
+  });
+
   test('alone: only ours; only theirs; a write of theirs no controller of ours makes is not compared', () => {
     const s = emptyLedger(SETTINGS, T0);
     const job = (side: 'ours' | 'theirs', name: string): ShadowEntry => ({

@@ -155,7 +155,7 @@ test('the report: a row per controller, each kind of difference with its fields'
   expect(formatShadowReport('L', buildReport(s, undefined, T0 + 60_000))).toBe([
     'shadow ledger L',
     'from 2026-11-28T12:00:00.000Z to 2026-11-28T12:01:00.000Z; window 10s, horizon 60s; not yet settled: 0 ours, 0 theirs',
-    'not compared: 0 writes of theirs by controllers this shadow does not run; 0 Warning Events of ours that only followed a dry run refused as stale',
+    'not compared: 0 writes of theirs by controllers this shadow does not run; 0 Warning Events of ours that only followed a dry run refused as stale; 0 proposals of ours repeating their previous one (a shadow\'s write never lands)',
     '',
     'CONTROLLER  AGREE  ACCEPTED  LATE  DIFFER  ONLY-OURS  ONLY-THEIRS  AGREEMENT',
     'replicaset      1         0     0       1          0            0      50.0%',

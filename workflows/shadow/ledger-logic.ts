@@ -66,6 +66,13 @@ export interface LedgerState {
   unattributed: number;
   /** Warning Events of ours that only followed a dry run refused as stale (ShadowEntry.afterRefusal); absent in a state from before it was counted */
   afterRefusal?: number;
+  /**
+   * Proposals of ours that repeat their controller's previous one to the same object (see
+   * isRepeat), and that previous one by controller and write key: its content and time. Absent in
+   * a state from before they were kept.
+   */
+  repeats?: number;
+  lastProposals?: Record<string, { at: number; content: string }>;
 }
 
 /** What settling or matching decided, for the metrics. */
@@ -75,7 +82,7 @@ export interface Settled {
 }
 
 export function emptyLedger(settings: ShadowLedgerSettings, now: number): LedgerState {
-  return { settings, since: now, pending: [], buckets: [], findings: [], learned: {}, batchIds: [], reconciled: {}, unattributed: 0, afterRefusal: 0 };
+  return { settings, since: now, pending: [], buckets: [], findings: [], learned: {}, batchIds: [], reconciled: {}, unattributed: 0, afterRefusal: 0, repeats: 0, lastProposals: {} };
 }
 
 const keyOf = (e: ShadowEntry) => [e.kind, e.resource, e.subresource ?? '', e.namespace ?? '', e.target].join('\u0000');
@@ -254,6 +261,23 @@ class PendingByKey {
 }
 
 /**
+ * Is this proposal of ours the same write its controller proposed to the same object last, within
+ * the horizon? A shadow's write never lands, so a controller that re-reads finds its work undone
+ * and decides it again until the cluster's manager has done it: the first is the decision, the
+ * rest are the shadow repeating itself, which a live run would never send. Only writes to a named
+ * object and deletes count: two creates or two Events of the same content are two decisions (a
+ * ReplicaSet's pods, "Created pod" with the name masked).
+ */
+function isRepeat(state: LedgerState, e: ShadowEntry): boolean {
+  if (e.kind !== 'write' && e.kind !== 'delete') return false;
+  const key = `${e.controller ?? ''}\u0000${keyOf(e)}`;
+  const content = JSON.stringify(e.content ?? null);
+  const last = (state.lastProposals ??= {})[key];
+  state.lastProposals[key] = { at: e.at, content };
+  return !!last && last.content === content && e.at - last.at <= state.settings.horizonMs;
+}
+
+/**
  * Takes in one batch: learns ours' shapes, then matches each entry with an equal-content entry of
  * the other side already pending, or leaves it pending. Returns what was decided.
  */
@@ -274,6 +298,10 @@ export function ingest(state: LedgerState, batchId: string, entries: readonly Sh
   for (const e of [...entries].sort((a, b) => a.at - b.at) as Pending[]) {
     if (e.side === 'ours' && e.afterRefusal) {
       state.afterRefusal = (state.afterRefusal ?? 0) + 1;
+      continue;
+    }
+    if (e.side === 'ours' && isRepeat(state, e)) {
+      state.repeats = (state.repeats ?? 0) + 1;
       continue;
     }
     if (e.side === 'ours') learn(state, e);
@@ -345,6 +373,7 @@ export function settle(state: LedgerState, now: number): Settled[] {
   pending.done();
   // a reconcile older than the horizon can no longer accept anything pending
   for (const [w, at] of Object.entries(state.reconciled)) if (now - at > 2 * state.settings.horizonMs) delete state.reconciled[w];
+  for (const [k, p] of Object.entries(state.lastProposals ?? {})) if (now - p.at > 2 * state.settings.horizonMs) delete state.lastProposals![k];
   compactBuckets(state, now);
   return out;
 }
@@ -420,6 +449,7 @@ export function buildReport(state: LedgerState, sinceMs: number | undefined, now
     pending: { ours: state.pending.filter((e) => e.side === 'ours').length, theirs: state.pending.filter((e) => e.side === 'theirs').length },
     unattributed: state.unattributed,
     afterRefusal: state.afterRefusal ?? 0,
+    repeats: state.repeats ?? 0,
     findings: [...shapes.values()],
     findingsTruncated: state.findings.length >= MAX_FINDINGS && (state.findings[0]?.at ?? 0) > from,
     settings: state.settings,

@@ -140,6 +140,8 @@ export interface ShadowReport {
   unattributed: number;
   /** since the ledger started: Warning Events of ours that only followed a dry run refused as stale, not compared */
   afterRefusal: number;
+  /** since the ledger started: proposals of ours repeating their controller's previous one to the same object (it never landed), not compared */
+  repeats: number;
   /** findings in the period, newest first, grouped by shape (outcome, controller, write, differing fields) */
   findings: Array<{ count: number; example: ShadowFinding }>;
   /** true when older findings in the period were dropped (the ledger keeps the newest MAX_FINDINGS) */
