@@ -171,8 +171,10 @@ test('kubectl create, scale, rolling image change, rollover, pause/resume, undo,
   // difference: its DeploymentReplicaSetTerminatingReplicas gate is off, so its ReplicaSet status
   // leaves status.terminatingReplicas out.
   const upNs = await freshNamespace(testKubeConfig(), 'vs-upstream');
-  const shadow = await startShadow('vs-upstream', SHADOWED, { replicas: 2 });
-  const planted = await startShadow('vs-planted', 'replicaset', { args: ['--feature-gates', 'DeploymentReplicaSetTerminatingReplicas=false'] });
+  const [shadow, planted] = await Promise.all([
+    startShadow('vs-upstream', SHADOWED, { replicas: 2 }),
+    startShadow('vs-planted', 'replicaset', { args: ['--feature-gates', 'DeploymentReplicaSetTerminatingReplicas=false'] }),
+  ]);
   const audit = new AuditLog();
   audit.mark();
   await upstream.start('*', ['--kube-api-qps=200', '--kube-api-burst=400']);

@@ -31,8 +31,7 @@ export interface ShadowDeployment {
 export async function startShadow(name: string, controllers: string, o: { replicas?: number; args?: readonly string[] } = {}): Promise<ShadowDeployment> {
   const queue = uniqueName(name);
   const args = ['--shadow', '--shadow-window', '1s', '--kube-api-qps', '200', '--kube-api-burst', '400', ...(o.args ?? [])];
-  const replicas: ManagerProcess[] = [];
-  for (let i = 0; i < (o.replicas ?? 1); i++) replicas.push(await startManagerProcess(queue, args, { controllers }));
+  const replicas = await Promise.all(Array.from({ length: o.replicas ?? 1 }, () => startManagerProcess(queue, args, { controllers })));
   const report = async () => {
     const t = stackTemporal(readState(TEST_DATA_DIR)!);
     const r = await runCli(['shadow', 'report', '--json', '--task-queue', queue, '--temporal-address', t.address, ...temporalTlsArgs(t.tls)]);

@@ -70,6 +70,20 @@ describe('shadow ledger: matching ours with theirs', () => {
     expect(settle(s, T0 + 61_000)).toEqual([{ controller: 'garbagecollector', outcome: 'accepted' }, { controller: 'garbagecollector', outcome: 'only-theirs' }]);
   });
 
+  test('a shape two controllers of ours write is settled for the one that looked at it since', () => {
+    const s = emptyLedger(SETTINGS, T0);
+    const released = (side: 'ours' | 'theirs', at: number, more: Partial<ShadowEntry> = {}): ShadowEntry => ({
+      side, at, kind: 'write', resource: 'pods', namespace: 'ns', target: 'p', name: 'p', uid: 'p-uid', objectKind: 'Pod', content: { metadata: {} }, ...more,
+    });
+    // the collector orphans, then the replicaset controller releases, pods: the same shape
+    feed(s, released('ours', T0 - 40_000, { controller: 'garbagecollector', name: 'a', target: 'a' }), released('ours', T0 - 30_000, { controller: 'replicaset', name: 'q', target: 'q' }));
+    // upstream's collector orphans a Job's pod; ours' collector workflow of the Job looked after it
+    feed(s, released('theirs', T0, { formerOwnerUids: ['job-uid'] }));
+    ingest(s, `b${batch++}`, [], [{ workflowId: 'garbagecollector/ns/job-uid', controller: 'garbagecollector', kind: 'Job', startedAt: T0 + 500 }]);
+    const settled = settle(s, T0 + 61_000);
+    expect(settled.filter((x) => x.outcome === 'accepted')).toEqual([{ controller: 'garbagecollector', outcome: 'accepted' }]);
+  });
+
   test('a controller that has proposed nothing is known by its reconciles: their workflows and the kind they decide', () => {
     const s = emptyLedger(SETTINGS, T0);
     const cronStatus: ShadowEntry = { side: 'theirs', at: T0, kind: 'write', resource: 'cronjobs', subresource: 'status', namespace: 'ns', target: 'tick', name: 'tick', objectKind: 'CronJob', content: {} };

@@ -73,6 +73,8 @@ export interface LedgerState {
    */
   repeats?: number;
   lastProposals?: Record<string, { at: number; content: string }>;
+  /** shapes more than one controller of ours writes (a pod's owner reference taken off: the replicaset controller's release, the collector's orphaning), with each of them; absent in an older state */
+  sharedShapes?: Record<string, string[]>;
 }
 
 /** What settling or matching decided, for the metrics. */
@@ -111,10 +113,27 @@ function controllerOf(state: LedgerState, e: ShadowEntry): string {
     ?? (e.kind === 'event' && e.component ? e.component : UNKNOWN_CONTROLLER);
 }
 
+/**
+ * The controller a write of theirs left alone is settled for: of a shape several controllers of
+ * ours write, the one whose workflow of the object (or its owner, or the owner whose reference
+ * went) reconciled after it, as that is the one that looked and agreed; else the one that wrote
+ * the shape last.
+ */
+function settledFor(state: LedgerState, t: ShadowEntry): string {
+  const candidates = state.sharedShapes?.[shapeOf(t)];
+  return candidates?.find((c) => reconciledSince(state, t, c)) ?? controllerOf(state, t);
+}
+
 /** Learns from a write of ours which controller makes writes of its shape, and whose workflows decide objects of its kind. */
 function learn(state: LedgerState, e: ShadowEntry): void {
   if (!e.controller) return;
-  state.learned[shapeOf(e)] = e.controller;
+  const shape = shapeOf(e);
+  const before = state.learned[shape];
+  if (before !== undefined && before !== e.controller) {
+    const all = ((state.sharedShapes ??= {})[shape] ??= [before]);
+    if (!all.includes(e.controller)) all.push(e.controller);
+  }
+  state.learned[shape] = e.controller;
   // a workflow named after the object it writes decides objects of that kind
   const subject = e.workflowId?.split('/').pop();
   if (e.objectKind && e.kind !== 'event' && subject && subject === e.name) state.learned[`decides/${e.objectKind}`] = e.controller;
@@ -126,8 +145,7 @@ function learn(state: LedgerState, e: ShadowEntry): void {
  * object the Event is about, named by name or (the garbage collector's) by UID; for an orphaning,
  * also the workflow of the owner whose reference went.
  */
-function reconciledSince(state: LedgerState, t: ShadowEntry): boolean {
-  const controller = controllerOf(state, t);
+function reconciledSince(state: LedgerState, t: ShadowEntry, controller = controllerOf(state, t)): boolean {
   // a controller's workflow IDs may name it otherwise (the endpoint controller's are endpoints/...)
   const named = state.learned[`workflows/${controller}`] ?? controller;
   const ns = t.namespace ?? '';
@@ -365,9 +383,9 @@ export function settle(state: LedgerState, now: number): Settled[] {
     } else if (e.side === 'ours') {
       record(state, out, e.controller ?? UNKNOWN_CONTROLLER, 'only-ours', e, undefined);
     } else if (!e.unattributed) {
-      const controller = controllerOf(state, e);
+      const controller = settledFor(state, e);
       if (state.learned[`workflows/${controller}`] === undefined && !Object.values(state.learned).includes(controller)) state.unattributed++;
-      else record(state, out, controller, reconciledSince(state, e) ? 'accepted' : 'only-theirs', undefined, e);
+      else record(state, out, controller, reconciledSince(state, e, controller) ? 'accepted' : 'only-theirs', undefined, e);
     }
   }
   pending.done();
