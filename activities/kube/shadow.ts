@@ -155,7 +155,12 @@ export function shadowed(rest: KubeRest, controller: string, record: (p: Proposa
         // Refused as stale (409: the object moved on, or already exists): in shadow mode that is
         // the cluster's manager having written first, from the same state ours decided on. Ours
         // would have made this write; the ledger compares what it asked for (the request's body).
-        record(p, e.status === 409 && write.verb !== 'patch' ? { ...proposalEntry(p, bodyOf(ro), Date.now()), fromRequest: true } : undefined);
+        // A delete refused as NotFound is the same race: the object ours would delete is gone
+        // already, and the deletion the watch saw is what ours' delete is compared with.
+        const stale = e.status === 409 && write.verb !== 'patch' ? { ...proposalEntry(p, bodyOf(ro), Date.now()), fromRequest: true }
+          : e.status === 404 && (write.verb === 'delete' || write.subresource === 'eviction') ? { ...proposalEntry(p, undefined, Date.now()), fromRequest: true }
+          : undefined;
+        record(p, stale);
       }
       throw e;
     }

@@ -91,6 +91,15 @@ describe('shadowed', () => {
     ]);
   });
 
+  test('a delete refused as NotFound is still ours\' delete, for the ledger to meet with the deletion seen; another 404 is not', async () => {
+    const rest = { request: async () => { throw new ApiError(404, 'NotFound', 'not found'); } } as unknown as KubeRest;
+    const entries: Array<ShadowEntry | undefined> = [];
+    const shadow = shadowed(rest, 'garbagecollector', (_p, e) => entries.push(e));
+    await expect(shadow.request('DELETE', '/apis/apps/v1/namespaces/ns/replicasets/web-1', { body: { preconditions: { uid: 'u' } } })).rejects.toThrow('not found');
+    await expect(shadow.request('PATCH', '/api/v1/namespaces/ns/pods/p', { body: {} })).rejects.toThrow('not found');
+    expect(entries.map((e) => e && [e.kind, e.resource, e.target, e.fromRequest])).toEqual([['delete', 'replicasets', 'web-1', true], undefined]);
+  });
+
   test('a connection failure proposes nothing: the activity retries it', async () => {
     const rest = { request: async () => { throw new ApiError(0, 'ConnectionError', 'refused'); } } as unknown as KubeRest;
     const proposals: Proposal[] = [];
