@@ -65,15 +65,30 @@ export interface Seen {
   status: string;
   deleting: boolean;
   ownerUids: string[];
+  finalizers: string[];
   /** an Event: its count, which a repeat of its recorder patches up */
   count?: number;
 }
 
 const ownerUidsOf = (o: KubeObject) => (o.metadata?.ownerReferences ?? []).map((r) => r.uid);
 const seenOf = (o: Obj): Seen => ({
-  signatures: signatures(o), status: statusSignature(o), deleting: !!o.metadata?.deletionTimestamp, ownerUids: ownerUidsOf(o),
+  signatures: signatures(o), status: statusSignature(o), deleting: !!o.metadata?.deletionTimestamp, ownerUids: ownerUidsOf(o), finalizers: o.metadata?.finalizers ?? [],
   ...(typeof o.count === 'number' ? { count: o.count } : {}),
 });
+
+/**
+ * The controller of kube-controller-manager that takes each of these finalizers off: a write of the
+ * manager's that removed one is that controller's, whatever else writes objects of that shape (the
+ * collector's release of a Deployment it deleted in the foreground looks, by shape, like the
+ * deployment controller's own writes).
+ */
+const FINALIZER_CONTROLLERS: Record<string, string> = {
+  foregroundDeletion: 'garbagecollector',
+  orphan: 'garbagecollector',
+  'batch.kubernetes.io/job-tracking': 'job',
+  'kubernetes.io/pvc-protection': 'pvc-protection',
+  'kubernetes.io/pv-protection': 'pv-protection',
+};
 
 /**
  * Did the manager count up an Event it made? A recorder's repeats patch the count (and
@@ -140,9 +155,14 @@ export class ManagerWrites {
     const written = writtenBy(this.manager, type === 'ADDED' ? undefined : before, o);
     const now = new Set(ownerUidsOf(o));
     const former = (before?.ownerUids ?? []).filter((u) => !now.has(u));
+    const kept = new Set(o.metadata?.finalizers ?? []);
+    const releasedBy = (before?.finalizers ?? []).filter((f) => !kept.has(f)).map((f) => FINALIZER_CONTROLLERS[f]).find((c) => c !== undefined);
     for (const subresource of written) {
       const kind = type === 'ADDED' && subresource === '' ? 'create' : 'write';
-      this.emit(entryOf('theirs', at, { ...shape, kind, ...(subresource ? { subresource } : {}) }, o, former.length ? { formerOwnerUids: former } : {}));
+      this.emit(entryOf('theirs', at, { ...shape, kind, ...(subresource ? { subresource } : {}) }, o, {
+        ...(former.length ? { formerOwnerUids: former } : {}),
+        ...(releasedBy && subresource === '' ? { decidedBy: releasedBy } : {}),
+      }));
     }
   }
 }

@@ -187,10 +187,14 @@ test('kubectl create, scale, rolling image change, rollover, pause/resume, undo,
     await (shadow.replicas.find((m) => m.pid === holder) ?? shadow.replicas[0]).kill('SIGKILL');
     atKill = await shadow.report();
   });
-  // the garbage collector's turn: the Deployment, deleted in the background, takes its ReplicaSets and pods with it
-  await rest.request('DELETE', `/apis/apps/v1/namespaces/${upNs}/deployments/web`, { body: { propagationPolicy: 'Background' } });
-  await eventually('the ReplicaSets and pods collected', async () => (await listPods(rest, upNs, 'app=web')).length === 0
-    && (await rest.request<{ items: unknown[] }>('GET', `/apis/apps/v1/namespaces/${upNs}/replicasets`)).body.items.length === 0, 60_000, 250);
+  // the garbage collector's turn: the Deployment, deleted in the foreground, waits for its
+  // ReplicaSets and pods to go, and then the collector takes its finalizer off (a write both
+  // collectors decide whoever deletes the dependents first; a background delete leaves the
+  // collector only deletes, which carry no manager, to be compared by a race)
+  await rest.request('DELETE', `/apis/apps/v1/namespaces/${upNs}/deployments/web`, { body: { propagationPolicy: 'Foreground' } });
+  await eventually('the ReplicaSets, pods and Deployment collected', async () => (await listPods(rest, upNs, 'app=web')).length === 0
+    && (await rest.request<{ items: unknown[] }>('GET', `/apis/apps/v1/namespaces/${upNs}/replicasets`)).body.items.length === 0
+    && (await rest.request<{ items: unknown[] }>('GET', `/apis/apps/v1/namespaces/${upNs}/deployments`)).body.items.length === 0, 60_000, 250);
   await upstream.stop();
   // the CronJob fires on the minute, which the pass may not have crossed
   const cronFired = !!(await rest.request<{ status?: { lastScheduleTime?: string } }>('GET', `/apis/batch/v1/namespaces/${upNs}/cronjobs/tick`)).body.status?.lastScheduleTime;

@@ -84,6 +84,19 @@ describe('shadow ledger: matching ours with theirs', () => {
     expect(settled.filter((x) => x.outcome === 'accepted')).toEqual([{ controller: 'garbagecollector', outcome: 'accepted' }]);
   });
 
+  test('a write that took a finalizer off is that finalizer\'s controller\'s, whatever its shape says', () => {
+    const s = emptyLedger(SETTINGS, T0);
+    const deployment = (side: 'ours' | 'theirs', at: number, more: Partial<ShadowEntry>): ShadowEntry => ({
+      side, at, kind: 'write', resource: 'deployments', namespace: 'ns', target: 'web', name: 'web', uid: 'd-uid', objectKind: 'Deployment', content: { metadata: {} }, ...more,
+    });
+    // the deployment controller writes Deployments (its revision annotation): the shape is its
+    feed(s, deployment('ours', T0 - 30_000, { controller: 'deployment', content: { metadata: { annotations: { a: '1' } } } }), deployment('theirs', T0 - 30_000, { content: { metadata: { annotations: { a: '1' } } } }));
+    // upstream's collector takes foregroundDeletion off; ours' collector workflow of the Deployment looked after it
+    feed(s, deployment('theirs', T0, { decidedBy: 'garbagecollector' }));
+    ingest(s, `b${batch++}`, [], [{ workflowId: 'garbagecollector/ns/d-uid', controller: 'garbagecollector', kind: 'Deployment', startedAt: T0 + 300 }]);
+    expect(settle(s, T0 + 61_000)).toEqual([{ controller: 'garbagecollector', outcome: 'accepted' }]);
+  });
+
   test('a controller that has proposed nothing is known by its reconciles: their workflows and the kind they decide', () => {
     const s = emptyLedger(SETTINGS, T0);
     const cronStatus: ShadowEntry = { side: 'theirs', at: T0, kind: 'write', resource: 'cronjobs', subresource: 'status', namespace: 'ns', target: 'tick', name: 'tick', objectKind: 'CronJob', content: {} };

@@ -80,7 +80,8 @@ describe('whose change the watch saw', () => {
     });
     m.listed([pod(['batch.kubernetes.io/job-tracking'], created)]);
     m.event('DELETED', pod([], [mf(KCM_FIELD_MANAGER, undefined, '2026-11-28T12:00:02Z', { 'f:metadata': {} })]));
-    expect(seen.map((e) => [e.kind, e.target, e.content])).toEqual([['write', 'p', { metadata: {} }]]);
+    // the finalizer it took off names the controller: the job controller's tracking finalizer
+    expect(seen.map((e) => [e.kind, e.target, e.content, e.decidedBy])).toEqual([['write', 'p', { metadata: {} }, 'job']]);
     // a deletion nobody wrote in is not the manager's
     m.listed([pod(['x'], created)]);
     m.event('DELETED', pod([], created));

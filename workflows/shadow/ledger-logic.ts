@@ -107,7 +107,7 @@ function shapeOf(e: ShadowEntry): string {
  * deployment controller), else of the object's own kind.
  */
 function controllerOf(state: LedgerState, e: ShadowEntry): string {
-  return e.controller ?? state.learned[shapeOf(e)]
+  return e.controller ?? e.decidedBy ?? state.learned[shapeOf(e)]
     ?? (e.ownerKind ? state.learned[`decides/${e.ownerKind}`] : undefined)
     ?? (e.objectKind ? state.learned[`decides/${e.objectKind}`] : undefined)
     ?? (e.kind === 'event' && e.component ? e.component : UNKNOWN_CONTROLLER);
@@ -120,7 +120,7 @@ function controllerOf(state: LedgerState, e: ShadowEntry): string {
  * the shape last.
  */
 function settledFor(state: LedgerState, t: ShadowEntry): string {
-  const candidates = state.sharedShapes?.[shapeOf(t)];
+  const candidates = t.decidedBy ? undefined : state.sharedShapes?.[shapeOf(t)];
   return candidates?.find((c) => reconciledSince(state, t, c)) ?? controllerOf(state, t);
 }
 

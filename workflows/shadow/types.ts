@@ -51,6 +51,8 @@ export interface ShadowEntry {
   /** the object's UID and its controlling owner's: some controllers' workflows are named by UID (the garbage collector's) */
   uid?: string;
   ownerUid?: string;
+  /** theirs: the controller the write names by the finalizer it took off (the collector's foregroundDeletion, the job controller's tracking finalizer) */
+  decidedBy?: string;
   /** theirs: owners whose references the write took off (an orphaning): their workflows decided it */
   formerOwnerUids?: string[];
   /** an Event: the name of the object it is about, whose workflow decided it */
