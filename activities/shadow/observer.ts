@@ -76,6 +76,12 @@ const seenOf = (o: Obj): Seen => ({
   ...(typeof o.count === 'number' ? { count: o.count } : {}),
 });
 
+/** Did any managedFields entry, of whatever manager, change from `before` to `o`? */
+function entryMoved(before: Seen, o: KubeObject): boolean {
+  const now = signatures(o);
+  return now.size !== before.signatures.size || [...now].some(([k, v]) => before.signatures.get(k) !== v);
+}
+
 /**
  * The controller of kube-controller-manager that takes each of these finalizers off: a write of the
  * manager's that removed one is that controller's, whatever else writes objects of that shape (the
@@ -129,10 +135,19 @@ export class ManagerWrites {
     if (type === 'DELETED') {
       this.seen.delete(uid);
       if (isEvent) return;
-      // the write that took the last finalizer off a terminating object is seen only as its
-      // deletion, carrying the state that write left: the manager's, when its entry moved in it
-      if (before?.deleting) this.writes(at, shape, 'MODIFIED', before, o);
-      else this.emit(entryOf('theirs', at, { ...shape, kind: 'delete' }, o, { unattributed: true }));
+      if (!before?.deleting) {
+        this.emit(entryOf('theirs', at, { ...shape, kind: 'delete' }, o, { unattributed: true }));
+        return;
+      }
+      // A terminating object goes when the write taking its last finalizers off lands, and the
+      // watch sees only the deletion, carrying the state before that write (the API server deletes
+      // instead of storing it). When every finalizer it still had is one controller's, that
+      // controller's write is what let it go: its state is this one without them.
+      const by = [...new Set(before.finalizers.map((f) => FINALIZER_CONTROLLERS[f]))];
+      if (before.finalizers.length && by.length === 1 && by[0] !== undefined) {
+        const released = { ...o, metadata: { ...o.metadata, finalizers: undefined } } as Obj;
+        this.emit(entryOf('theirs', at, { ...shape, kind: 'write' }, released, { decidedBy: by[0] }));
+      }
       return;
     }
     if (type !== 'ADDED' && type !== 'MODIFIED') return;
@@ -152,11 +167,15 @@ export class ManagerWrites {
 
   /** The manager's writes in the change from `before` to `o`, one per subresource it wrote. */
   private writes(at: number, shape: Omit<WriteShape, 'kind' | 'subresource'>, type: string, before: Seen | undefined, o: Obj): void {
-    const written = writtenBy(this.manager, type === 'ADDED' ? undefined : before, o);
     const now = new Set(ownerUidsOf(o));
     const former = (before?.ownerUids ?? []).filter((u) => !now.has(u));
     const kept = new Set(o.metadata?.finalizers ?? []);
     const releasedBy = (before?.finalizers ?? []).filter((f) => !kept.has(f)).map((f) => FINALIZER_CONTROLLERS[f]).find((c) => c !== undefined);
+    let written = writtenBy(this.manager, type === 'ADDED' ? undefined : before, o);
+    // The API server adds foregroundDeletion and orphan itself, on the DELETE, and no managedFields
+    // entry owns them; so the collector's patch taking one off moves no entry. A change that moved
+    // none and took off a finalizer of the manager's controllers is that controller's.
+    if (!written.length && releasedBy && before && !entryMoved(before, o)) written = [''];
     for (const subresource of written) {
       const kind = type === 'ADDED' && subresource === '' ? 'create' : 'write';
       this.emit(entryOf('theirs', at, { ...shape, kind, ...(subresource ? { subresource } : {}) }, o, {

@@ -19,8 +19,10 @@ function rs(managedFields: unknown[], status: Record<string, unknown> = { replic
   };
 }
 
+const created0 = [mf(KCM_FIELD_MANAGER, undefined, '2026-11-28T12:00:00Z', { 'f:spec': {} })];
+
 describe('whose change the watch saw', () => {
-  const created = [mf(KCM_FIELD_MANAGER, undefined, '2026-11-28T12:00:00Z', { 'f:spec': {} })];
+  const created = created0;
 
   test('a new object with an entry of the manager is its create', () => {
     expect(writtenBy(KCM_FIELD_MANAGER, undefined, rs(created))).toEqual(['']);
@@ -71,20 +73,38 @@ describe('whose change the watch saw', () => {
     expect(seen.map((e) => [e.kind, e.target, e.unattributed])).toEqual([['delete', 'p', true], ['delete', 'q', true]]);
   });
 
-  test('the last finalizer taken off by the manager is its write, though the watch sees only the deletion', () => {
+  test('the last finalizers taken off a terminating object are their controller\'s write, though the watch sees only the deletion', () => {
     const seen: ShadowEntry[] = [];
     const m = new ManagerWrites('pods', (e) => seen.push(e));
     const created = [mf(KCM_FIELD_MANAGER, undefined, '2026-11-28T12:00:00Z', { 'f:metadata': { 'f:finalizers': {} } })];
-    const pod = (finalizers: string[], managedFields: unknown[]): Obj => ({
-      kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'p-uid', deletionTimestamp: '2026-11-28T12:00:01Z', ...(finalizers.length ? { finalizers } : {}), managedFields } as KubeObject['metadata'],
+    const pod = (finalizers: string[]): Obj => ({
+      kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'p-uid', deletionTimestamp: '2026-11-28T12:00:01Z', ...(finalizers.length ? { finalizers } : {}), managedFields: created } as KubeObject['metadata'],
     });
-    m.listed([pod(['batch.kubernetes.io/job-tracking'], created)]);
-    m.event('DELETED', pod([], [mf(KCM_FIELD_MANAGER, undefined, '2026-11-28T12:00:02Z', { 'f:metadata': {} })]));
-    // the finalizer it took off names the controller: the job controller's tracking finalizer
+    // the deletion carries the state before the write that let the pod go: its finalizer still on
+    m.listed([pod(['batch.kubernetes.io/job-tracking'])]);
+    m.event('DELETED', pod(['batch.kubernetes.io/job-tracking']));
     expect(seen.map((e) => [e.kind, e.target, e.content, e.decidedBy])).toEqual([['write', 'p', { metadata: {} }, 'job']]);
-    // a deletion nobody wrote in is not the manager's
-    m.listed([pod(['x'], created)]);
-    m.event('DELETED', pod([], created));
+    // the collector's foregroundDeletion, likewise
+    m.listed([pod(['foregroundDeletion'])]);
+    m.event('DELETED', pod(['foregroundDeletion']));
+    expect(seen.slice(1).map((e) => [e.kind, e.decidedBy])).toEqual([['write', 'garbagecollector']]);
+    // a finalizer of nobody known, or of two controllers: not attributed
+    for (const f of [['example.com/x'], ['foregroundDeletion', 'batch.kubernetes.io/job-tracking']]) {
+      m.listed([pod(f)]);
+      m.event('DELETED', pod(f));
+    }
+    expect(seen).toHaveLength(2);
+  });
+
+  test('foregroundDeletion taken off a live object with no entry moving is the collector\'s; a user\'s patch is not', () => {
+    const seen: ShadowEntry[] = [];
+    const m = new ManagerWrites('replicasets', (e) => seen.push(e));
+    const before = rs(created0, { replicas: 1 }, { finalizers: ['foregroundDeletion', 'example.com/keep'] });
+    m.listed([before]);
+    m.event('MODIFIED', rs(created0, { replicas: 1 }, { finalizers: ['example.com/keep'] }));
+    expect(seen.map((e) => [e.kind, e.decidedBy])).toEqual([['write', 'garbagecollector']]);
+    m.listed([before]);
+    m.event('MODIFIED', rs([...created0, mf('kubectl-patch', undefined, '2026-11-28T12:00:09Z', { 'f:metadata': {} })], { replicas: 1 }, { finalizers: ['example.com/keep'] }));
     expect(seen).toHaveLength(1);
   });
 
