@@ -31,8 +31,12 @@ export interface ShadowAcceptanceResults {
   report: ShadowReport;
 }
 
+/**
+ * The shadow passes when it wrote nothing for real and every scenario reached its end state (so
+ * there was something to compare). A scenario's violations are upstream's, shown, not judged here.
+ */
 export function acceptancePassed(r: ShadowAcceptanceResults): boolean {
-  return r.writes.real.length === 0 && r.scenarios.every((s) => s.convergedAfterS !== undefined && s.violations.length === 0);
+  return r.writes.real.length === 0 && r.scenarios.every((s) => s.convergedAfterS !== undefined);
 }
 
 const percent = (x: number | undefined) => (x === undefined ? '-' : `${(100 * x).toFixed(1)}%`);
@@ -50,7 +54,7 @@ export function renderShadowAcceptance(r: ShadowAcceptanceResults, rawCited: str
     '',
     `Upstream kube-controller-manager v1.35.4 with every controller runs the scenarios below on the local stack; beside it a \`--shadow\` deployment of ours (${r.replicas} replicas of ${r.controllers.join(', ')}, \`--shadow-window ${r.window}\`) decides on the same objects and writes nothing. Run ${r.startedAt}, ${Math.round(r.durationS)} s; raw results in \`${rawCited}\`.`,
     '',
-    '| scenario | converged under upstream | violations |',
+    '| scenario | converged under upstream | violations (upstream\'s, by the scenario\'s checks) |',
     '| --- | --- | --- |',
     ...r.scenarios.map((s) => `| ${s.title} | ${s.convergedAfterS === undefined ? 'no' : `${s.convergedAfterS.toFixed(1)} s`} | ${s.violations.length ? s.violations.join('; ') : 'none'} |`),
     '',

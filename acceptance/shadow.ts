@@ -3,7 +3,8 @@
  * v1.35.4 through the scenarios of the deployment, replicaset, job, cronjob, endpoints and
  * garbage-collector controllers, on a stack of its own. Upstream does every write; ours proposes
  * its own as dry runs; the shadow ledger's report and the audit log go into docs/COMPATIBILITY.md.
- * Exit 0 when no write of the shadow's was real and every scenario reached its end state, else 1;
+ * Exit 0 when no write of the shadow's was real and every scenario reached its end state under
+ * upstream, else 1 (the scenarios' own checks of upstream's work are reported, not judged);
  * a bad flag: usage and 2.
  */
 import * as path from 'node:path';

@@ -70,6 +70,19 @@ describe('shadow ledger: matching ours with theirs', () => {
     expect(settle(s, T0 + 61_000)).toEqual([{ controller: 'garbagecollector', outcome: 'accepted' }, { controller: 'garbagecollector', outcome: 'only-theirs' }]);
   });
 
+  test('an owner reference taken off is the collector\'s when its workflow of that owner looked since, though it proposed no orphaning yet', () => {
+    const s = emptyLedger(SETTINGS, T0);
+    const released = (side: 'ours' | 'theirs', at: number, more: Partial<ShadowEntry> = {}): ShadowEntry => ({
+      side, at, kind: 'write', resource: 'pods', namespace: 'ns', target: 'p', name: 'p', uid: 'p-uid', objectKind: 'Pod', content: { metadata: {} }, ...more,
+    });
+    // only the replicaset controller has written the shape (a release); the collector is known by its reconciles
+    feed(s, released('ours', T0 - 30_000, { controller: 'replicaset', name: 'q', target: 'q' }));
+    ingest(s, `b${batch++}`, [], [{ workflowId: 'garbagecollector/ns/x-uid', controller: 'garbagecollector', kind: 'Job', startedAt: T0 - 30_000 }]);
+    feed(s, released('theirs', T0, { formerOwnerUids: ['job-uid'] }));
+    ingest(s, `b${batch++}`, [], [{ workflowId: 'garbagecollector/ns/job-uid', controller: 'garbagecollector', kind: 'Job', startedAt: T0 + 500 }]);
+    expect(settle(s, T0 + 61_000).filter((x) => x.outcome !== 'only-ours')).toEqual([{ controller: 'garbagecollector', outcome: 'accepted' }]);
+  });
+
   test('a shape two controllers of ours write is settled for the one that looked at it since', () => {
     const s = emptyLedger(SETTINGS, T0);
     const released = (side: 'ours' | 'theirs', at: number, more: Partial<ShadowEntry> = {}): ShadowEntry => ({

@@ -37,6 +37,9 @@ const BUCKETS_KEPT_MS = 8 * 24 * HOUR_MS;
 export const MAX_FINDINGS = 500;
 /** batch IDs remembered to drop a batch delivered twice */
 const BATCH_IDS_KEPT = 256;
+/** the garbage collector's name among ours' controllers: it orphans, taking owner references off */
+const COLLECTOR = 'garbagecollector';
+
 /** the controller of a write of theirs no write of ours has shown the shape of */
 export const UNKNOWN_CONTROLLER = 'unknown';
 
@@ -120,8 +123,12 @@ function controllerOf(state: LedgerState, e: ShadowEntry): string {
  * the shape last.
  */
 function settledFor(state: LedgerState, t: ShadowEntry): string {
-  const candidates = t.decidedBy ? undefined : state.sharedShapes?.[shapeOf(t)];
-  return candidates?.find((c) => reconciledSince(state, t, c)) ?? controllerOf(state, t);
+  if (t.decidedBy) return t.decidedBy;
+  const candidates = [...(state.sharedShapes?.[shapeOf(t)] ?? [])];
+  // an owner reference taken off is an owner's release or the collector's orphaning, whether or
+  // not ours' collector has proposed one yet
+  if (t.formerOwnerUids?.length && state.learned[`workflows/${COLLECTOR}`] !== undefined) candidates.push(COLLECTOR);
+  return candidates.find((c) => reconciledSince(state, t, c)) ?? controllerOf(state, t);
 }
 
 /** Learns from a write of ours which controller makes writes of its shape, and whose workflows decide objects of its kind. */
