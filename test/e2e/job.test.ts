@@ -1,5 +1,5 @@
 import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
-import { eventsFor, listPods, mergePatch, PodObject, testRest } from '../support/kube';
+import { eventCount, eventsFor, listPods, mergePatch, PodObject, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { UpstreamKcm } from '../support/upstream';
 
@@ -89,7 +89,7 @@ test('10 completions with parallelism 3: exact counts, never more than 3 active,
   // counted pods lose the tracking finalizer, so nothing keeps them from deletion
   await eventually('finalizers removed', async () =>
     (await podsOf(job)).every((p) => !(p.metadata.finalizers ?? []).includes('batch.kubernetes.io/job-tracking')), 30_000);
-  expect((await eventsFor(rest, ns, 'ten', 'Completed')).length).toBe(1);
+  expect(await eventCount(rest, ns, 'ten', 'Completed')).toBe(1);
 }, 180_000);
 
 test('an Indexed job completes each index exactly once, with the index in annotation, label, hostname and env', async () => {
@@ -189,7 +189,7 @@ test('suspend deletes the active pods; resume starts them again with startTime r
   expect(again.status?.startTime).toBe(running.status?.startTime);
   expect(again.status?.failed ?? 0).toBe(0);
   expect((await eventsFor(rest, ns, 'pausable', 'Suspended')).length).toBeGreaterThanOrEqual(1);
-  expect((await eventsFor(rest, ns, 'pausable', 'Resumed')).length).toBe(1);
+  expect(await eventCount(rest, ns, 'pausable', 'Resumed')).toBe(1);
 }, 120_000);
 
 test('failing pods are retried with the exponential pod failure backoff until BackoffLimitExceeded', async () => {
@@ -209,7 +209,7 @@ test('failing pods are retried with the exponential pod failure backoff until Ba
   expect(gaps[0]).toBeLessThanOrEqual(14);
   expect(gaps[1]).toBeGreaterThanOrEqual(19);
   expect(gaps[1]).toBeLessThanOrEqual(25);
-  expect((await eventsFor(rest, ns, 'failing', 'BackoffLimitExceeded')).length).toBe(1);
+  expect(await eventCount(rest, ns, 'failing', 'BackoffLimitExceeded')).toBe(1);
 }, 180_000);
 
 test('activeDeadlineSeconds fails the job on time although the manager was killed while it waited', async () => {

@@ -35,7 +35,8 @@ type Pod = {
   metadata?: { name?: string; deletionTimestamp?: string };
   status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
 };
-type Event = { reason: string; message: string; type: string; involvedObject: { name: string; kind: string }; source?: { component?: string } };
+// count: a repeat is counted up on the first Event (client-go's recorder), not written again
+type Event = { reason: string; message: string; type: string; count?: number; involvedObject: { name: string; kind: string }; source?: { component?: string } };
 
 /** The pods of the scenario: each tolerates the test taint differently. */
 const TOLERATIONS: Record<string, unknown[]> = {
@@ -99,7 +100,7 @@ async function taintScenario(ns: string, node: string): Promise<Outcome> {
       ...(evictedAt[name] !== undefined ? { afterSeconds: Math.round(evictedAt[name] / 5000) * 5 } : {}),
       ...(dt ? { disruption: { status: dt.status, reason: dt.reason, message: dt.message } } : {}),
     };
-    out.events[name] = events.filter((e) => e.involvedObject.name === name).map((e) => `${e.type} ${e.reason} ${e.source?.component}: ${e.message.replace(ns, 'NS')}`);
+    out.events[name] = events.filter((e) => e.involvedObject.name === name).map((e) => `${e.type} ${e.reason} ${e.source?.component}: ${e.message.replace(ns, 'NS')} x${e.count ?? 1}`);
   }
   fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', `node-health-taint-${ns}.json`), JSON.stringify({ out, evictedAt }, null, 1));
   return out;
@@ -200,7 +201,7 @@ test('a replica killed with kill -9 in the middle of a toleration: the pod is ev
   await new Promise((r) => setTimeout(r, 3000));
   const events = (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items
     .filter((e) => e.reason === 'TaintManagerEviction' && e.involvedObject.name === 'tolerant');
-  expect(events.map((e) => e.message)).toEqual([`Marking for deletion Pod ${ns}/tolerant`]);
+  expect(events.map((e) => [e.message, e.count ?? 1])).toEqual([[`Marking for deletion Pod ${ns}/tolerant`, 1]]);
   await ours.kill();
   ours = undefined;
 }, 180_000);
@@ -306,10 +307,10 @@ async function silentNodeScenario(ns: string, node: string): Promise<unknown> {
   }, 60_000, 500);
 
   const events = (await rest.request<{ items: Event[] }>('GET', '/api/v1/namespaces/default/events')).body.items
-    .filter((e) => e.involvedObject.name === node).map((e) => `${e.type} ${e.reason} ${e.source?.component}: ${e.message.replaceAll(node, 'NODE')}`).sort();
+    .filter((e) => e.involvedObject.name === node).map((e) => `${e.type} ${e.reason} ${e.source?.component}: ${e.message.replaceAll(node, 'NODE')} x${e.count ?? 1}`).sort();
   const podEvents = (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items
     .filter((e) => !e.involvedObject.name.startsWith('web') && ['NodeNotReady', 'TaintManagerEviction'].includes(e.reason))
-    .map((e) => `${e.involvedObject.name}: ${e.type} ${e.reason} ${e.source?.component}: ${e.message.replace(ns, 'NS')}`).sort();
+    .map((e) => `${e.involvedObject.name}: ${e.type} ${e.reason} ${e.source?.component}: ${e.message.replace(ns, 'NS')} x${e.count ?? 1}`).sort();
   const out = { webOnNode, seen, silentView, replicaSet, back, events, podEvents };
   fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', `node-health-silent-${ns}.json`), JSON.stringify(out, null, 1));
   return out;

@@ -34,7 +34,8 @@ const ARGS = ['--use-service-account-credentials', '--informer-heartbeat-timeout
 
 type Condition = { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string };
 type ServiceCidr = { metadata: { name: string; finalizers?: string[]; deletionTimestamp?: string }; spec: { cidrs: string[] }; status?: { conditions?: Condition[] } };
-type Event = { reason: string; message: string; type: string; involvedObject: { kind: string; name: string } };
+// count: a repeat is counted up on the first Event (client-go's recorder), not written again
+type Event = { reason: string; message: string; type: string; count?: number; involvedObject: { kind: string; name: string } };
 
 const upstream = new UpstreamKcm('service-cidr');
 let ours: ManagerProcess | undefined;
@@ -92,7 +93,7 @@ async function snapshot(names: Record<string, string>): Promise<Record<string, u
   const byName = new Map(Object.entries(names).map(([role, name]) => [name, role]));
   const events = (await rest.request<{ items: Event[] }>('GET', '/api/v1/namespaces/default/events')).body.items
     .filter((e) => e.involvedObject.kind === 'ServiceCIDR' && byName.has(e.involvedObject.name))
-    .map((e) => `${byName.get(e.involvedObject.name)} ${e.type} ${e.reason}: ${e.message}`);
+    .map((e) => `${byName.get(e.involvedObject.name)} ${e.type} ${e.reason}: ${e.message} x${e.count ?? 1}`);
   out.events = events.sort();
   return out;
 }

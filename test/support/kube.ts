@@ -39,6 +39,14 @@ export async function eventsFor(rest: KubeRest, ns: string, name: string, reason
 }
 
 /**
+ * How many times an object's Events of a reason were recorded: a repeat is counted up on the first
+ * Event (its `count`), as client-go's recorder does, so the number of Event objects is not it.
+ */
+export async function eventCount(rest: KubeRest, ns: string, name: string, reason: string): Promise<number> {
+  return (await eventsFor(rest, ns, name, reason)).reduce((n, e) => n + (e.count ?? 1), 0);
+}
+
+/**
  * Remove what a test created in its namespace: owners first (their workflows end), then pods.
  * Nothing else would: no namespace or garbage collector controller runs yet, and leftover pods
  * fill the kwok nodes for the tests after.
