@@ -9,7 +9,7 @@
  */
 import * as path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { AuditLog } from '../bench/lib/audit';
+import { AuditLog, isDryRun, writesOfOurControllers } from '../bench/lib/audit';
 import { SETTINGS, killAllStarted, startOurs, startUpstream, type ManagedProcess } from '../bench/lib/managers';
 import { rawResultsPath, saveSection } from '../bench/lib/report';
 import { startBenchStack, stopBenchStack, type BenchStack } from '../bench/lib/stack';
@@ -35,11 +35,6 @@ const SCENARIOS: ChaosScenario[] = [rolloutScenario, adoptionScenario, foregroun
 /** the controllers the issue's acceptance names, with the endpoints controller's slice sibling */
 const SHADOWED = ['deployment', 'replicaset', 'job', 'cronjob', 'endpoint', 'endpointslice', 'garbagecollector'];
 const DATA_DIR = path.resolve(process.env.TEMPORAL_KCM_SHADOW_DATA_DIR ?? path.join(repoRoot, '.local', 'shadow-stack'));
-/** a write verb in the audit log; the shadow's controllers send theirs as dry runs */
-const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
-/** our controllers' user agent: `temporal-kcm/<version> (<os>) temporal-kcm/<controller>` */
-const OUR_CONTROLLER_AGENT = /^temporal-kcm\/\S+ \([^)]*\) temporal-kcm\/./;
-const isDryRun = (uri: string | undefined) => /[?&]dryRun=All(&|$)/.test(uri ?? '');
 
 interface Args { mode: ChaosMode; scenarios: ChaosScenario[]; replicas: number; window: string; out: string }
 
@@ -100,7 +95,7 @@ async function runScenario(stack: BenchStack, s: ChaosScenario, mode: ChaosMode)
     log(String(e));
   }
   // the scenario's checks count what was written, so the shadow's dry runs are not theirs to see
-  const violations = await s.violations(ctx, audit.events().filter((e) => !isDryRun(e.requestURI)));
+  const violations = await s.violations(ctx, audit.events().filter((e) => !isDryRun(e)));
   log(`${s.slug}: ${convergedAfterS === undefined ? 'did not converge' : `converged in ${convergedAfterS.toFixed(1)} s`}, ${violations.length} violations`);
   await s.cleanup(ctx);
   // the rest goes as a user's namespace goes: upstream's namespace controller and collector take it
@@ -156,8 +151,8 @@ async function main(): Promise<number> {
       const r = await ledger.query(shadowReportQuery, {}) as ShadowReport;
       return r.pending.ours + r.pending.theirs === 0 ? r : undefined;
     }, 12 * windowMs + 120_000, 2000);
-    const ours = audit.events().filter((e) => OUR_CONTROLLER_AGENT.test(e.userAgent ?? '') && WRITE_VERBS.has(e.verb));
-    const real = ours.filter((e) => !isDryRun(e.requestURI)).map((e) => `${e.verb} ${e.requestURI}`);
+    const ours = writesOfOurControllers(audit.events());
+    const real = ours.filter((e) => !isDryRun(e)).map((e) => `${e.verb} ${e.requestURI}`);
     const results: ShadowAcceptanceResults = {
       mode: args.mode, startedAt, durationS: (Date.now() - t0) / 1000, window: args.window, replicas: args.replicas, controllers: SHADOWED,
       scenarios, kills, writes: { dryRuns: ours.length - real.length, real }, report,

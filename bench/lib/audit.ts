@@ -53,3 +53,15 @@ export class AuditLog {
     }
   }
 }
+
+/** our controllers' user agent: `temporal-kcm/<version> (<os>) temporal-kcm/<controller>` */
+const OUR_CONTROLLER_AGENT = /^temporal-kcm\/\S+ \([^)]*\) temporal-kcm\/./;
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+/** Was the request a server-side dry run (a --shadow replica's write)? */
+export const isDryRun = (e: AuditEvent): boolean => /[?&]dryRun=All(&|$)/.test(e.requestURI ?? '');
+
+/** The writes our controllers sent (the manager's own calls, and the harness's, are not theirs). */
+export function writesOfOurControllers(events: AuditEvent[]): AuditEvent[] {
+  return events.filter((e) => OUR_CONTROLLER_AGENT.test(e.userAgent ?? '') && WRITE_VERBS.has(e.verb));
+}

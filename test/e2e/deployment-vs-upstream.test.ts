@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { KubeObject } from '../../activities/kube/projections';
 import { ensureBinaries } from '../../starter/local/binaries';
 import { eventually, freshNamespace, settledRead, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
-import { AuditLog } from '../support/audit';
+import { AuditLog, isDryRun, writesOfOurControllers } from '../support/audit';
 import { metricValue, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -139,10 +139,6 @@ async function cleanup(ns: string): Promise<void> {
 
 const upstream = new UpstreamKcm('compare');
 
-/** A controller's client of ours names it after our User-Agent (the test's own client does not). */
-const CONTROLLER_AGENT = /^temporal-kcm\/\S+ \([^)]*\) temporal-kcm\/./;
-const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
-
 /** kcm_shadow_proposals_total per controller, and over every resource but Events (the stack's audit policy leaves Events out) */
 function proposalsIn(metrics: string): Record<'deployment' | 'replicaset' | 'audited', number> {
   const of = (labels: Record<string, string>) => metricValue(metrics, 'kcm_shadow_proposals_total', labels);
@@ -210,8 +206,8 @@ test('kubectl create, scale, rolling image change, rollover, pause/resume, undo,
   }
   await cleanup(upNs);
   // every write the shadows' controllers sent was a dry run
-  const shadowWrites = audit.events().filter((e) => CONTROLLER_AGENT.test(e.userAgent ?? '') && WRITE_VERBS.has(e.verb));
-  expect(shadowWrites.filter((e) => !/[?&]dryRun=All(&|$)/.test(e.requestURI ?? '')).map((e) => `${e.verb} ${e.requestURI}`)).toEqual([]);
+  const shadowWrites = writesOfOurControllers(audit.events());
+  expect(shadowWrites.filter((e) => !isDryRun(e)).map((e) => `${e.verb} ${e.requestURI}`)).toEqual([]);
   expect(proposed.deployment).toBeGreaterThan(0);
   expect(proposed.replicaset).toBeGreaterThan(0);
   expect(shadowWrites.length).toBeGreaterThanOrEqual(proposed.audited);

@@ -3,6 +3,7 @@ import { auditLogPath } from '../../starter/local/stack';
 import { TEST_DATA_DIR } from './stack';
 
 export type { AuditEvent } from '../../bench/lib/audit';
+export { isDryRun, writesOfOurControllers } from '../../bench/lib/audit';
 
 /** The test stack's audit log (see bench/lib/audit): a test reads only what came after its mark. */
 export class AuditLog extends StackAuditLog {
