@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { listOnly } from './kube/manager-reads';
 import { ApiError, KubeRest } from './kube/rest';
 import { InformerCache, type CacheObserver, type RawTap } from './informers/cache';
 import type { FieldMask } from './informers/fields';
@@ -78,10 +79,11 @@ export function createInformerActivities(deps: InformerDeps) {
         cache.watch(RESOURCES.events, SHADOW_EVENT_FIELDS);
       }
 
-      // a metadata read: a 404 is the only answer that counts as gone
+      // a metadata read, listed by name as the manager's role allows: a 404 is the only answer that counts as gone
+      const byName = listOnly(deps.rest);
       const stillThere = async (path: string) => {
         try {
-          await deps.rest.request('GET', path, { accept: METADATA_ONLY.watch });
+          await byName.request('GET', path, { accept: METADATA_ONLY.list });
           return true;
         } catch (e) {
           if (e instanceof ApiError && e.status === 404) return false;

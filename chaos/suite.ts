@@ -91,12 +91,13 @@ const proxyKubeconfigPath = (stack: BenchStack) => path.join(stack.dataDir, 'cha
 
 async function startProxy(stack: BenchStack, args: ChaosArgs, random: () => number): Promise<FaultProxy> {
   const pki = pkiPaths(stack.dataDir);
-  const admin = pki.client('admin');
+  // the manager's own identity passes through the proxy, as kubeadm gives it the manager
+  const manager = pki.client('kube-controller-manager');
   const proxy = await startFaultProxy({
     targetPort: stack.state.ports.apiserver, servingCert: pki.apiserverCert, servingKey: pki.apiserverKey, ca: pki.caCert,
-    clientCert: admin.cert, clientKey: admin.key, plan: apiPlan(args), random,
+    clientCert: manager.cert, clientKey: manager.key, plan: apiPlan(args), random,
   });
-  fs.writeFileSync(proxyKubeconfigPath(stack), proxiedKubeconfig(stack.kubeconfigPath, proxy.port), { mode: 0o600 });
+  fs.writeFileSync(proxyKubeconfigPath(stack), proxiedKubeconfig(stack.managerKubeconfigPath, proxy.port), { mode: 0o600 });
   return proxy;
 }
 

@@ -103,8 +103,10 @@ export function buildProgram(): Command {
       note(`\nrunning the controller manager against it (Ctrl-C stops the manager; \`npx temporal-kcm local down\` stops the stack)`);
       const pki = pkiPaths(path.resolve(opts.dataDir as string));
       // `run` with the stack's flags, so what start runs is exactly what `run` would with them
+      // and as kubeadm runs it: its own identity system:kube-controller-manager, each controller as its ServiceAccount
       const runCmd = addRunOptions(new Command('run').exitOverride()).parse([
-        '--kubeconfig', env.KUBECONFIG, '--temporal-address', env.TEMPORAL_ADDRESS, '--secure-port', '0',
+        '--kubeconfig', path.join(path.resolve(opts.dataDir as string), 'kube-controller-manager.kubeconfig'), '--use-service-account-credentials',
+        '--temporal-address', env.TEMPORAL_ADDRESS, '--secure-port', '0',
         // the postgres topology's frontend requires the stack's client certificate
         ...temporalTlsArgs(stackTemporal(state).tls),
         `--${SERVICE_ACCOUNT_PRIVATE_KEY_FILE.name}`, pki.serviceAccountKey, '--root-ca-file', pki.caCert,

@@ -33,7 +33,11 @@ export interface ControllerDeps {
 }
 
 export interface ActivityContext extends ControllerDeps {
-  /** the manager's own client, for reads upstream makes through its shared informers */
+  /**
+   * the manager's own client, for reads upstream makes through its shared informers: it lists and
+   * watches only (a single object is listed by name), as upstream's system:kube-controller-manager
+   * role allows (activities/kube/manager-reads.ts)
+   */
   reader: KubeRest;
   /** another controller's deps, for one engine serving two controllers (ReplicaSet and ReplicationController) */
   depsOf(controller: string): ControllerDeps;

@@ -9,6 +9,8 @@ import { createInformerActivities } from '../activities/informers';
 import { LocalReads } from '../activities/informers/local-reads';
 import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
+import { createForbiddenReporter } from '../activities/kube/forbidden';
+import { listOnly } from '../activities/kube/manager-reads';
 import { type Proposal, runningActivityInput, shadowed } from '../activities/kube/shadow';
 import { ShadowFeed } from '../activities/shadow/feed';
 import { SA_KIND } from '../workflows/search-attributes';
@@ -52,7 +54,16 @@ export interface Manager {
  * local run hands back its input with its result, as its marker records no input
  * (workflows/runtime/local-io.ts says why).
  */
-function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(acts: T, metrics: Metrics): T {
+/** The verb and path of a call the API server refused with 403, from the failure an activity threw (`<VERB> <path>: 403 ...`). */
+export function forbiddenCallOf(e: unknown): { verb: string; path: string } | undefined {
+  const x = e as { type?: string; details?: Array<{ status?: number }>; status?: number; message?: string } | undefined;
+  const status = x?.type === 'ApiRejected' ? x.details?.[0]?.status : x?.status;
+  if (status !== 403) return undefined;
+  const m = /^([A-Z]+) (\S+): 403/.exec(x?.message ?? '');
+  return m ? { verb: m[1], path: m[2] } : undefined;
+}
+
+function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(acts: T, metrics: Metrics, controller?: string): T {
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(acts)) {
     out[name] = async (...args: never[]) => {
@@ -63,6 +74,8 @@ function instrument<T extends Record<string, (...args: never[]) => Promise<unkno
       } catch (e) {
         const reason = (e as { type?: string }).type ?? (e as Error).name ?? 'Error';
         metrics.activityErrorsTotal.inc({ activity: name, reason });
+        const refused = controller ? forbiddenCallOf(e) : undefined;
+        if (refused) metrics.apiForbiddenTotal.inc({ controller, verb: refused.verb, resource: resourceOfPath(refused.path) });
         throw e;
       }
     };
@@ -153,12 +166,15 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     if (!recorders.has(r)) recorders.set(r, createEventRecorder(r, instance, logger));
     return { rest: r, logger, recordEvent: recorders.get(r)! };
   };
+  // reads the cache cannot serve, within what upstream's system:kube-controller-manager role grants
+  const managerReader = listOnly(rest);
   // this replica's informer cache, for activities, while the informer activity runs here
   const local = new LocalReads((hit) => metrics.localReadsTotal.inc({ result: hit ? 'hit' : 'miss' }));
-  const activitiesOf = (d: ControllerDescriptor): ActivityMap => instrument(
-    d.activities({ ...depsOf(d.name), reader: shadowOf(rest, d.short), depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile, local }),
-    metrics,
-  );
+  const activitiesOf = (d: ControllerDescriptor): ActivityMap => instrument({
+    ...d.activities({ ...depsOf(d.name), reader: shadowOf(managerReader, d.short), depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile, local }),
+    // what every object loop calls when the API server refuses its reconcile (workflows/runtime/object-loop.ts)
+    ...createForbiddenReporter(d.name, depsOf(d.name)),
+  }, metrics, d.short);
 
   const sinks: InjectedSinks<KcmSinks> = {
     kcm: {

@@ -23,6 +23,8 @@ export interface Metrics {
   /** Signals that found a reconcile already pending and were folded into it. */
   readonly signalsCoalescedTotal: Counter<'controller'>;
   readonly activityErrorsTotal: Counter<'activity' | 'reason'>;
+  /** API calls a controller's activity made that the API server refused with 403 */
+  readonly apiForbiddenTotal: Counter<'controller' | 'verb' | 'resource'>;
   /** code: the HTTP status as a string, or "<error>" when no response came back. */
   readonly apiRequestsTotal: Counter<'verb' | 'resource' | 'code'>;
   readonly localReadsTotal: Counter<'result'>;
@@ -111,6 +113,12 @@ export function createMetrics(): Metrics {
       name: 'kcm_signals_coalesced_total',
       help: 'Signals merged into a reconcile that another signal had already triggered, by controller.',
       labelNames: ['controller'] as const,
+      registers,
+    }),
+    apiForbiddenTotal: new Counter({
+      name: 'kcm_api_forbidden_total',
+      help: 'API calls of a controller\'s activities that the API server refused as forbidden (403): the manager or the controller\'s ServiceAccount lacks a right.',
+      labelNames: ['controller', 'verb', 'resource'] as const,
       registers,
     }),
     activityErrorsTotal: new Counter({

@@ -41,11 +41,15 @@ export interface ManagerOptions {
   /** ours: more `run` flags (the cache-cap bench's --max-cached-workflows) */
   extraFlags?: string[];
   /**
-   * both: each controller writes as its own ServiceAccount (`--use-service-account-credentials`),
-   * so the audit log tells the controllers' writes from kwok's and the harness's
+   * both: each controller writes as its own ServiceAccount (`--use-service-account-credentials`), as
+   * kubeadm runs the manager, so the audit log tells the controllers' writes from kwok's and the
+   * harness's; on unless false
    */
   serviceAccountCredentials?: boolean;
-  /** both: the kubeconfig the controllers talk to the API server with (default the stack's admin one; chaos: its fault proxy) */
+  /**
+   * both: the kubeconfig the controllers talk to the API server with (default the stack's
+   * system:kube-controller-manager one, as kubeadm gives it; chaos: its fault proxy)
+   */
   kubeconfigPath?: string;
 }
 
@@ -106,7 +110,7 @@ export async function startUpstream(stack: BenchStack, o: ManagerOptions, index:
   upstreamBinary ??= ensureBinaries(['kube-controller-manager']).then((b) => b['kube-controller-manager']);
   const binary = await upstreamBinary;
   const port = await ports.take('bench upstream kcm');
-  const kc = stack.kubeconfigPath;
+  const kc = stack.managerKubeconfigPath;
   const { fd, file } = openLog(stack, `upstream-${o.tag}-${index}`);
   const child = spawn(binary, [
     `--kubeconfig=${o.kubeconfigPath ?? kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
@@ -115,7 +119,7 @@ export async function startUpstream(stack: BenchStack, o: ManagerOptions, index:
     '--bind-address=127.0.0.1', `--secure-port=${port}`,
     `--cert-dir=${path.join(stack.dataDir, 'bench-kcm-certs', String(port))}`,
     `--kube-api-qps=${o.setting.qps}`, `--kube-api-burst=${o.setting.burst}`,
-    ...(o.serviceAccountCredentials ? ['--use-service-account-credentials=true'] : []),
+    `--use-service-account-credentials=${o.serviceAccountCredentials !== false}`,
   ], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);
   const proc = track(child, port, file);
@@ -132,7 +136,7 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
   const child = spawn(process.execPath, [
     ...profiling,
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
-    '--kubeconfig', o.kubeconfigPath ?? stack.kubeconfigPath,
+    '--kubeconfig', o.kubeconfigPath ?? stack.managerKubeconfigPath,
     '--temporal-address', stack.temporalAddress,
     '--task-queue', o.taskQueue,
     '--controllers', o.controllers.join(','),
@@ -143,7 +147,7 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
     '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn',
     // the counters are read from /metrics without a token
     ...OPEN_METRICS_ARGS,
-    ...(o.serviceAccountCredentials ? ['--use-service-account-credentials'] : []),
+    `--use-service-account-credentials=${o.serviceAccountCredentials !== false}`,
     ...(o.extraFlags ?? []),
   ], { stdio: ['ignore', fd, fd] });
   fs.closeSync(fd);

@@ -12,6 +12,8 @@ export interface BenchStack {
   dataDir: string;
   state: StackState;
   kubeconfigPath: string;
+  /** system:kube-controller-manager's kubeconfig: what both managers run with, as kubeadm runs them */
+  managerKubeconfigPath: string;
   temporalAddress: string;
   /** Unthrottled admin client: the benchmark's own calls must not queue behind a limit. */
   rest: KubeRest;
@@ -26,6 +28,7 @@ function attach(dataDir: string, state: StackState, startedHere: boolean): Bench
     dataDir,
     state,
     kubeconfigPath: path.join(dataDir, 'admin.kubeconfig'),
+    managerKubeconfigPath: path.join(dataDir, 'kube-controller-manager.kubeconfig'),
     temporalAddress: `127.0.0.1:${state.ports.temporal}`,
     rest: new KubeRest(adminKubeConfig(dataDir), new TokenBucket(0, 0)),
     temporalPid: () => readPid(dataDir, 'temporal')?.pid,

@@ -36,7 +36,9 @@ export async function liftBootTaints(o: { kc: k8s.KubeConfig; dataDir: string; t
   const out = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
-    '--kubeconfig', path.join(o.dataDir, 'admin.kubeconfig'),
+    // as kubeadm runs the manager: its own identity, the controller as its ServiceAccount
+    '--kubeconfig', path.join(o.dataDir, 'kube-controller-manager.kubeconfig'),
+    '--use-service-account-credentials',
     '--temporal-address', o.temporal.address,
     '--temporal-namespace', o.temporal.namespace,
     ...temporalTlsArgs(o.temporal.tls),

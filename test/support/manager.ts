@@ -29,6 +29,17 @@ export function clusterIdentityArgs(): string[] {
 }
 
 /**
+ * The manager as kubeadm runs it: its own identity is system:kube-controller-manager (the stack's
+ * kube-controller-manager.kubeconfig, bound by upstream's bootstrap RBAC), and each controller
+ * writes as its own ServiceAccount. A test that means to run otherwise passes its own
+ * `--use-service-account-credentials=false` and says why.
+ */
+export function productionIdentityArgs(dataDir: string, extraArgs: readonly string[] = []): string[] {
+  const own = extraArgs.some((a) => a.startsWith('--use-service-account-credentials'));
+  return ['--kubeconfig', path.join(dataDir, 'kube-controller-manager.kubeconfig'), ...(own ? [] : ['--use-service-account-credentials'])];
+}
+
+/**
  * `controllers` replaces the default `replicaset,replicationcontroller`; a `--controllers` in
  * extraArgs adds to it instead (the flag may be repeated). `openMetrics: false` leaves the secure
  * port's always-allowed paths at their default, for a test of the port itself (metrics() then
@@ -49,7 +60,7 @@ export async function startManagerProcess(
   const out = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
-    '--kubeconfig', path.join(dataDir, 'admin.kubeconfig'),
+    ...productionIdentityArgs(dataDir, extraArgs),
     '--temporal-address', temporal.address,
     ...temporalTlsArgs(temporal.tls),
     '--task-queue', taskQueue,

@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ensureBinaries } from '../../starter/local/binaries';
-import { kubeconfigPath } from './nodes';
+import { productionIdentityArgs } from './manager';
 import { TEST_DATA_DIR } from './stack';
 
 /**
@@ -22,10 +22,11 @@ export class UpstreamKcm {
   async start(controllers: string, args: readonly string[] = []): Promise<void> {
     await this.stop();
     const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
-    const kc = kubeconfigPath();
+    // as kubeadm runs it: its own identity, each controller as its ServiceAccount
+    const [kubeconfig, kc, ...sa] = productionIdentityArgs(TEST_DATA_DIR, args);
     const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', `kcm-upstream-${this.logName}.log`), 'a');
-    this.proc = spawn(bin, [`--kubeconfig=${kc}`, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
-      `--controllers=${controllers}`, '--leader-elect=false', '--secure-port=0', ...args], { stdio: ['ignore', log, log] });
+    this.proc = spawn(bin, [kubeconfig, kc, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
+      `--controllers=${controllers}`, '--leader-elect=false', '--secure-port=0', ...sa, ...args], { stdio: ['ignore', log, log] });
     fs.closeSync(log);
   }
 

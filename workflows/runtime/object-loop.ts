@@ -7,6 +7,7 @@ import {
   log,
   makeContinueAsNewFunc,
   patched,
+  proxyLocalActivities,
   proxySinks,
   setCurrentDetails,
   setHandler,
@@ -16,6 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { SA_LAST_ERROR } from '../search-attributes';
+import { apiRejectionOf, runObject, type ForbiddenReport } from './api-rejections';
 import { taskQueueToMoveTo } from './task-queues';
 import { SHADOW_WORKFLOW_ID_PREFIX } from './workflow-ids';
 import { WakeTimers } from './wake-timers';
@@ -143,6 +145,8 @@ export function backoffMs(tuning: LoopTuning, consecutiveFailures: number): numb
 }
 
 const { kcm } = proxySinks<KcmSinks>();
+/** registered on every controller's worker by the manager (activities/kube/forbidden.ts) */
+const reporter = proxyLocalActivities<{ reportForbidden(r: ForbiddenReport): Promise<void> }>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 3 } });
 
 /**
  * The loop every controller's per-object workflow runs: wait for signals or a timer, fold every
@@ -178,6 +182,23 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   let nextWakeAt: number | undefined;
   const timers = new WakeTimers();
   const shadowRun = workflowInfo().workflowId.startsWith(SHADOW_WORKFLOW_ID_PREFIX);
+  /** the refusal last reported, so a backed-off retry refused alike adds no history */
+  let reportedForbidden: string | undefined;
+  // A 403 is not the object's fault but the manager's rights: say so on the object (a Warning
+  // Event, and a log line) besides KcmLastError, as upstream's controllers record a refused write.
+  // Histories recorded before this have no such activity, hence the patch.
+  const reportIfForbidden = async (controller: string, err: unknown) => {
+    const rejection = apiRejectionOf(err);
+    if (rejection?.status !== 403 || rejection.message === reportedForbidden) return;
+    const object = runObject();
+    if (!object || !patched('forbidden-reported')) return;
+    reportedForbidden = rejection.message;
+    try {
+      await reporter.reportForbidden({ reason: 'the API server refused this controller\'s call (403): a Warning Event on the object', controller, object, message: rejection.message });
+    } catch {
+      // the report is best effort: the reconcile's own backoff goes on either way
+    }
+  };
 
   setHandler(defineQuery<LoopState>(STATE_QUERY), () => {
     const info = workflowInfo();
@@ -247,6 +268,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         log.warn('reconcile failed', { error: String(err) });
         thrown = errorText(err);
         result = { failed: true };
+        await reportIfForbidden(loop.controller, err);
       }
       reconciles++;
       if (shadowRun && loop.reread && patched('shadow-rereads')) loop.reread();
@@ -266,6 +288,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         publishError(message);
       } else {
         lastError = undefined;
+        reportedForbidden = undefined;
         if (publishedError !== undefined) publishError(undefined);
       }
       waitMs = result.failed
