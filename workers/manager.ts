@@ -15,7 +15,7 @@ import { type Proposal, runningActivityInput, shadowed } from '../activities/kub
 import { ShadowFeed } from '../activities/shadow/feed';
 import { SA_KIND } from '../workflows/search-attributes';
 import type { ShadowEntry } from '../workflows/shadow/types';
-import { KubeRest, userAgentFor } from '../activities/kube/rest';
+import { KubeRest, clientOfUserAgent, userAgentFor } from '../activities/kube/rest';
 import { TokenBucket } from '../activities/kube/token-bucket';
 import { WORKFLOWS_ENTRY, freshPrebuiltBundle } from './workflow-bundle';
 import { configureInformersSignal, earlierInformerWorkflowIds, informerWorkflow, informerWorkflowId, InformerWorkflowInput } from '../workflows/informer';
@@ -23,6 +23,7 @@ import { controllerTaskQueue, informerTaskQueue } from '../workflows/runtime/tas
 import { shadowHorizonMs, shadowWorkflowIdPrefix } from '../workflows/runtime/workflow-ids';
 import type { KcmSinks } from '../workflows/runtime/sinks';
 import { LOCAL_ECHO_KEY, type LocalEcho } from '../workflows/runtime/local-io';
+import { refusedByAuthorizer } from '../workflows/runtime/api-rejections';
 import type { RunOptions } from '../starter/run-options';
 import { TEMPORAL_CHANNEL_ARGS, loadTemporalTls } from '../starter/run-options';
 import { ActivityMap, ControllerDeps, ControllerDescriptor, concurrencyOf } from './descriptor';
@@ -54,16 +55,7 @@ export interface Manager {
  * local run hands back its input with its result, as its marker records no input
  * (workflows/runtime/local-io.ts says why).
  */
-/** The verb and path of a call the API server refused with 403, from the failure an activity threw (`<VERB> <path>: 403 ...`). */
-export function forbiddenCallOf(e: unknown): { verb: string; path: string } | undefined {
-  const x = e as { type?: string; details?: Array<{ status?: number }>; status?: number; message?: string } | undefined;
-  const status = x?.type === 'ApiRejected' ? x.details?.[0]?.status : x?.status;
-  if (status !== 403) return undefined;
-  const m = /^([A-Z]+) (\S+): 403/.exec(x?.message ?? '');
-  return m ? { verb: m[1], path: m[2] } : undefined;
-}
-
-function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(acts: T, metrics: Metrics, controller?: string): T {
+function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(acts: T, metrics: Metrics): T {
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(acts)) {
     out[name] = async (...args: never[]) => {
@@ -74,8 +66,6 @@ function instrument<T extends Record<string, (...args: never[]) => Promise<unkno
       } catch (e) {
         const reason = (e as { type?: string }).type ?? (e as Error).name ?? 'Error';
         metrics.activityErrorsTotal.inc({ activity: name, reason });
-        const refused = controller ? forbiddenCallOf(e) : undefined;
-        if (refused) metrics.apiForbiddenTotal.inc({ controller, verb: refused.verb, resource: resourceOfPath(refused.path) });
         throw e;
       }
     };
@@ -119,9 +109,11 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const rootCa = rootCaOf(opts, kc);
   const controllers = runnable(opts, rootCa, logger);
   const shortNames = controllers.map((d) => d.short);
-  const rest = new KubeRest(kc, new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst), (verb, path, status) => {
+  const rest = new KubeRest(kc, new TokenBucket(opts.kubeApiQps, opts.kubeApiBurst), (verb, path, status, refusal) => {
     const resource = resourceOfPath(path);
     metrics.apiRequestsTotal.inc({ verb, resource, code: status ? String(status) : '<error>' });
+    // a right the manager or a controller's account lacks, by the client it refused
+    if (refusal && refusedByAuthorizer(status, refusal.message)) metrics.apiForbiddenTotal.inc({ client: clientOfUserAgent(refusal.userAgent), verb, resource });
   }, opts.master);
   // each controller's client: its own ServiceAccount with --use-service-account-credentials, else ours
   const clientOf = controllerClients(rest, opts.useServiceAccountCredentials, opts.kubeApiQps, opts.kubeApiBurst, logger);
@@ -174,7 +166,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     ...d.activities({ ...depsOf(d.name), reader: shadowOf(managerReader, d.short), depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile, local }),
     // what every object loop calls when the API server refuses its reconcile (workflows/runtime/object-loop.ts)
     ...createForbiddenReporter(d.name, depsOf(d.name)),
-  }, metrics, d.short);
+  }, metrics);
 
   const sinks: InjectedSinks<KcmSinks> = {
     kcm: {

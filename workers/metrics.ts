@@ -23,8 +23,8 @@ export interface Metrics {
   /** Signals that found a reconcile already pending and were folded into it. */
   readonly signalsCoalescedTotal: Counter<'controller'>;
   readonly activityErrorsTotal: Counter<'activity' | 'reason'>;
-  /** API calls a controller's activity made that the API server refused with 403 */
-  readonly apiForbiddenTotal: Counter<'controller' | 'verb' | 'resource'>;
+  /** API calls the authorizer refused (403; not quota or webhook denials), by client */
+  readonly apiForbiddenTotal: Counter<'client' | 'verb' | 'resource'>;
   /** code: the HTTP status as a string, or "<error>" when no response came back. */
   readonly apiRequestsTotal: Counter<'verb' | 'resource' | 'code'>;
   readonly localReadsTotal: Counter<'result'>;
@@ -117,8 +117,8 @@ export function createMetrics(): Metrics {
     }),
     apiForbiddenTotal: new Counter({
       name: 'kcm_api_forbidden_total',
-      help: 'API calls of a controller\'s activities that the API server refused as forbidden (403): the manager or the controller\'s ServiceAccount lacks a right.',
-      labelNames: ['controller', 'verb', 'resource'] as const,
+      help: 'API calls the authorizer refused (403), by the client refused (its User-Agent\'s name: a controller\'s ServiceAccount user, or the manager\'s own client): a right is missing.',
+      labelNames: ['client', 'verb', 'resource'] as const,
       registers,
     }),
     activityErrorsTotal: new Counter({

@@ -17,9 +17,7 @@ export function createForbiddenReporter(component: string, deps: ControllerDeps)
       const o = req.object;
       const key = o.namespace ? `${o.namespace}/${o.name}` : o.name;
       deps.logger.warn({ controller: req.controller, key, kind: o.kind, error: req.message }, 'the API server refused the controller\'s call (403); the reconcile backs off');
-      // the server's words, without the verb and path our failure message puts first
-      const said = /^[A-Z]+ \S+: 403 (.*)$/s.exec(req.message)?.[1] ?? req.message;
-      deps.recordEvent(component, { apiVersion: API_VERSION_OF_KIND.get(o.kind) ?? '', kind: o.kind, namespace: o.namespace, name: o.name, uid: o.uid }, 'Warning', 'Forbidden', said);
+      deps.recordEvent(component, { apiVersion: API_VERSION_OF_KIND.get(o.kind) ?? '', kind: o.kind, namespace: o.namespace, name: o.name, uid: o.uid }, 'Warning', 'Forbidden', req.message);
     },
   };
 }

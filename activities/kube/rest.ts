@@ -73,7 +73,13 @@ export function callRetryDelayMs(method: string, idempotent: boolean, err: ApiEr
   return method === 'GET' || idempotent ? 100 * 2 ** retry : undefined;
 }
 
-export type ApiObserver = (verb: string, path: string, status: number) => void;
+/** What a refusal (403) said, and which client it refused: the observer tells the authorizer's from admission's. */
+export interface ApiRefusal {
+  userAgent: string;
+  message: string;
+}
+
+export type ApiObserver = (verb: string, path: string, status: number, refusal?: ApiRefusal) => void;
 
 /**
  * Our program name: the first word of every User-Agent we send, and so (see
@@ -143,6 +149,13 @@ export function defaultUserAgent(info: UserAgentInfo = {}): string {
 export function userAgentFor(name?: string, info: UserAgentInfo = {}): string {
   const base = defaultUserAgent(info);
   return name ? `${base}/${name}` : base;
+}
+
+/** The client's name a User-Agent of userAgentFor ends with (`<program>` for the default one). */
+export function clientOfUserAgent(userAgent: string): string {
+  const product = userAgent.slice(userAgent.lastIndexOf(') ') + 2);
+  const slash = product.indexOf('/');
+  return slash >= 0 ? product.slice(slash + 1) : product;
 }
 
 /**
@@ -330,14 +343,17 @@ export class KubeRest {
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const status = res.statusCode ?? 0;
-          this.observe(method, path, status);
           const text = Buffer.concat(chunks).toString('utf8');
           let body: unknown = text;
           try { body = text ? JSON.parse(text) : undefined; } catch { /* non-JSON error page */ }
-          if (status >= 200 && status < 300) return resolve({ status, body: body as T });
+          if (status >= 200 && status < 300) {
+            this.observe(method, path, status);
+            return resolve({ status, body: body as T });
+          }
           const st = body as { reason?: string; message?: string } | undefined;
           const retryAfter = Number(res.headers['retry-after']);
           const serverMessage = st?.message ?? text.slice(0, 300);
+          this.observe(method, path, status, status === 403 ? { userAgent: this.userAgent, message: serverMessage } : undefined);
           reject(new ApiError(status, st?.reason ?? 'Unknown', `${method} ${path}: ${status} ${serverMessage}`,
             Number.isFinite(retryAfter) ? retryAfter : undefined, serverMessage));
         });

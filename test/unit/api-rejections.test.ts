@@ -1,21 +1,28 @@
-import { apiRejectionOf } from '../../workflows/runtime/api-rejections';
-import { forbiddenCallOf } from '../../workers/manager';
+import { clientOfUserAgent, userAgentFor } from '../../activities/kube/rest';
+import { authorizerRefusalIn, refusedByAuthorizer } from '../../workflows/runtime/api-rejections';
 
-const refused = (status: number, message: string) => ({ type: 'ApiRejected', details: [{ status, reason: status === 403 ? 'Forbidden' : 'Invalid' }], message });
+describe('a call the authorizer refused', () => {
+  const refusal = 'pods "web-0" is forbidden: User "system:kube-controller-manager" cannot create resource "pods" in API group "" in the namespace "a"';
 
-describe('a reconcile refused by the API server', () => {
-  it('is found under the activity failure the workflow sees', () => {
-    const message = 'GET /apis/apps/v1/namespaces/a/statefulsets?fieldSelector=metadata.name%3Dweb: 403 statefulsets.apps is forbidden: User "system:kube-controller-manager" cannot list resource "statefulsets"';
-    const err = { message: 'Activity task failed', activityType: 'observeStatefulSet', cause: refused(403, message) };
-    expect(apiRejectionOf(err)).toEqual({ status: 403, reason: 'Forbidden', message });
-    expect(forbiddenCallOf(refused(403, message))).toEqual({ verb: 'GET', path: '/apis/apps/v1/namespaces/a/statefulsets?fieldSelector=metadata.name%3Dweb' });
+  it('is found in a failure\'s text, thrown or returned, in the server\'s words', () => {
+    expect(authorizerRefusalIn(`createPods: POST /api/v1/namespaces/a/pods: 403 ${refusal}`)).toBe(refusal);
+    expect(authorizerRefusalIn(`Create Pod web-0 in StatefulSet web failed error: ${refusal}; Create Pod web-1 failed`)).toBe(refusal);
+    const list = 'statefulsets.apps is forbidden: User "system:kube-controller-manager" cannot list resource "statefulsets" in API group "apps" in the namespace "a"';
+    expect(authorizerRefusalIn(`observeStatefulSet: GET /apis/apps/v1/namespaces/a/statefulsets: 403 ${list}`)).toBe(list);
+    expect(refusedByAuthorizer(403, refusal)).toBe(true);
   });
 
-  it('is not a transient failure, another status, or a plain error', () => {
-    expect(apiRejectionOf({ cause: { type: 'ApiTransient', details: [{ status: 503 }], message: 'x' } })).toBeUndefined();
-    expect(apiRejectionOf(new Error('boom'))).toBeUndefined();
-    expect(apiRejectionOf({ cause: refused(422, 'PUT /x: 422 invalid') })?.status).toBe(422);
-    expect(forbiddenCallOf(refused(422, 'PUT /x: 422 invalid'))).toBeUndefined();
-    expect(forbiddenCallOf(new Error('GET /x: 403 no'))).toBeUndefined();
+  it('is not an exceeded quota, a webhook\'s denial, or another status', () => {
+    const quota = 'pods "web-0" is forbidden: exceeded quota: no-pods, requested: pods=1, used: pods=0, limited: pods=0';
+    expect(authorizerRefusalIn(quota)).toBeUndefined();
+    expect(refusedByAuthorizer(403, quota)).toBe(false);
+    expect(refusedByAuthorizer(403, 'admission webhook "deny.example.com" denied the request')).toBe(false);
+    expect(refusedByAuthorizer(422, refusal)).toBe(false);
+  });
+
+  it('is counted by the client its User-Agent names', () => {
+    expect(clientOfUserAgent(userAgentFor('system:serviceaccount:kube-system:statefulset-controller'))).toBe('system:serviceaccount:kube-system:statefulset-controller');
+    expect(clientOfUserAgent(userAgentFor('shared-informers'))).toBe('shared-informers');
+    expect(clientOfUserAgent(userAgentFor())).toBe('temporal-kcm');
   });
 });

@@ -1,30 +1,18 @@
 import { workflowInfo } from '@temporalio/workflow';
 import { SA_KIND, SA_NAME, SA_NAMESPACE, SA_UID } from '../search-attributes';
 
-/** What the API server said when it refused an activity's call for good (activities/kube/failures.ts). */
-export interface ApiRejection {
-  status: number;
-  reason: string;
-  /** the failure's message: `<VERB> <path>: <status> <the server's message>` */
-  message: string;
+/**
+ * The authorizer's refusal in a failure's text, in the API server's words (`pods "web-0" is
+ * forbidden: User "x" cannot create resource "pods" ...`): the caller lacks a right. Admission's
+ * 403s (an exceeded quota, a webhook's denial) do not read so; controllers report those with their
+ * own reasons, as upstream's do.
+ */
+export function authorizerRefusalIn(text: string): string | undefined {
+  return /(?:[\w.-]+(?: "[^"]*")? )?is forbidden: User "[^"]*" cannot [^;\n]*/.exec(text)?.[0];
 }
 
-/**
- * The API rejection at the root of a reconcile's failure, if that is what it was: the
- * ApplicationFailure of type ApiRejected an activity threw, under the ActivityFailure the workflow
- * sees. Duck-typed: failures cross the workflow boundary as plain errors with a cause chain.
- */
-export function apiRejectionOf(err: unknown): ApiRejection | undefined {
-  let e: unknown = err;
-  for (let depth = 0; e && depth < 4; depth++) {
-    const x = e as { type?: unknown; details?: unknown; message?: unknown; cause?: unknown };
-    if (x.type === 'ApiRejected' && Array.isArray(x.details)) {
-      const d = x.details[0] as { status?: unknown; reason?: unknown } | undefined;
-      if (typeof d?.status === 'number') return { status: d.status, reason: typeof d.reason === 'string' ? d.reason : '', message: String(x.message ?? '') };
-    }
-    e = x.cause;
-  }
-  return undefined;
+export function refusedByAuthorizer(status: number, message: string): boolean {
+  return status === 403 && authorizerRefusalIn(message) !== undefined;
 }
 
 /** The object a run is about, as its search attributes name it (the informer and singletons set them). */
@@ -49,6 +37,6 @@ export interface ForbiddenReport {
   reason: string;
   controller: string;
   object: RunObject;
-  /** the API server's refusal, as the failure said it */
+  /** the authorizer's refusal, in the API server's words */
   message: string;
 }

@@ -17,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { SA_LAST_ERROR } from '../search-attributes';
-import { apiRejectionOf, runObject, type ForbiddenReport } from './api-rejections';
+import { authorizerRefusalIn, runObject, type ForbiddenReport } from './api-rejections';
 import { taskQueueToMoveTo } from './task-queues';
 import { SHADOW_WORKFLOW_ID_PREFIX } from './workflow-ids';
 import { WakeTimers } from './wake-timers';
@@ -184,17 +184,17 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   const shadowRun = workflowInfo().workflowId.startsWith(SHADOW_WORKFLOW_ID_PREFIX);
   /** the refusal last reported, so a backed-off retry refused alike adds no history */
   let reportedForbidden: string | undefined;
-  // A 403 is not the object's fault but the manager's rights: say so on the object (a Warning
+  // A right the manager or the controller's account lacks is not the object's fault: say so on the object (a Warning
   // Event, and a log line) besides KcmLastError, as upstream's controllers record a refused write.
   // Histories recorded before this have no such activity, hence the patch.
-  const reportIfForbidden = async (controller: string, err: unknown) => {
-    const rejection = apiRejectionOf(err);
-    if (rejection?.status !== 403 || rejection.message === reportedForbidden) return;
+  const reportIfForbidden = async (failure: string) => {
+    const refusal = authorizerRefusalIn(failure);
+    if (!refusal || refusal === reportedForbidden) return;
     const object = runObject();
     if (!object || !patched('forbidden-reported')) return;
-    reportedForbidden = rejection.message;
+    reportedForbidden = refusal;
     try {
-      await reporter.reportForbidden({ reason: 'the API server refused this controller\'s call (403): a Warning Event on the object', controller, object, message: rejection.message });
+      await reporter.reportForbidden({ reason: 'the authorizer refused this controller a call (403): a Warning Event on the object', controller: loop.controller, object, message: refusal });
     } catch {
       // the report is best effort: the reconcile's own backoff goes on either way
     }
@@ -268,7 +268,6 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         log.warn('reconcile failed', { error: String(err) });
         thrown = errorText(err);
         result = { failed: true };
-        await reportIfForbidden(loop.controller, err);
       }
       reconciles++;
       if (shadowRun && loop.reread && patched('shadow-rereads')) loop.reread();
@@ -286,6 +285,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         const message = clip(thrown ?? result.error ?? `${loop.controller}: the reconcile could not finish its work`);
         lastError = { at: iso(Date.now()), message };
         publishError(message);
+        await reportIfForbidden(thrown ?? result.error ?? '');
       } else {
         lastError = undefined;
         reportedForbidden = undefined;

@@ -1,0 +1,63 @@
+import type { Client } from '@temporalio/client';
+import { Client as TemporalClient } from '@temporalio/client';
+import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { cleanNamespace, eventsFor, listPods, testRest } from '../support/kube';
+import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
+
+/**
+ * A controller that lacks a right says so. kubeadm's manager runs every controller as its own
+ * ServiceAccount; here the StatefulSet controller runs with the manager's own identity instead
+ * (`--use-service-account-credentials=false`), whose upstream role reads everything (by list) but
+ * may not create pods: the create is refused by the authorizer, and that must show on the object
+ * (a Warning Event), in Temporal (KcmLastError) and in the metrics, not only as a silent backoff.
+ */
+const rest = testRest(testKubeConfig());
+let manager: ManagerProcess;
+let client: Client;
+let ns: string;
+
+beforeAll(async () => {
+  ns = await freshNamespace(testKubeConfig(), 'forbidden');
+  client = new TemporalClient({ connection: await testTemporalConnection() });
+  // the refusal under test needs the manager's own identity for the controller's writes
+  manager = await startManagerProcess(uniqueName('forbidden'), ['--use-service-account-credentials=false'], { controllers: 'statefulset-controller' });
+});
+
+afterAll(async () => {
+  await manager?.kill();
+  if (ns) {
+    await rest.request('DELETE', `/apis/apps/v1/namespaces/${ns}/statefulsets/web`).catch(() => undefined);
+    await cleanNamespace(rest, ns);
+  }
+});
+
+test('a write the authorizer refuses: Warning Event Forbidden, KcmLastError, kcm_api_forbidden_total, and nothing made', async () => {
+  await rest.request('POST', `/apis/apps/v1/namespaces/${ns}/statefulsets`, { body: {
+    metadata: { name: 'web' },
+    spec: { replicas: 1, serviceName: 'web', selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/web:1' }] } } },
+  } });
+
+  // the StatefulSet was read (by list, the manager's role) and its pod decided on: the create is what is refused
+  const [forbidden] = await eventually('Warning Forbidden on the StatefulSet', async () => {
+    const evs = (await eventsFor(rest, ns, 'web', 'Forbidden')).filter((e) => e.type === 'Warning');
+    return evs.length ? evs : undefined;
+  }, 60_000, 500);
+  expect(forbidden.message).toMatch(/pods "web-0" is forbidden: User "system:kube-controller-manager" cannot create resource "pods"/);
+  // upstream's own reason for the refused create is there as well
+  expect((await eventsFor(rest, ns, 'web', 'FailedCreate')).map((e) => e.type)).toContain('Warning');
+
+  const failing = await eventually('KcmLastError set', async () => {
+    const ids: string[] = [];
+    for await (const w of client.workflow.list({ query: `KcmLastError IS NOT NULL AND KcmNamespace='${ns}' AND ExecutionStatus='Running'` })) ids.push(w.workflowId);
+    return ids.length ? ids : undefined;
+  }, 30_000, 1000);
+  expect(failing).toEqual([`statefulset/${ns}/web`]);
+  const memo = (await client.workflow.getHandle(`statefulset/${ns}/web`).describe()).memo as { LastError?: string } | undefined;
+  expect(memo?.LastError).toMatch(/cannot create resource "pods"/);
+
+  expect(metricValue(await manager.metrics(), 'kcm_api_forbidden_total', { client: 'statefulset-controller', verb: 'POST', resource: 'pods' })).toBeGreaterThanOrEqual(1);
+  // a refusal is never a read's: the manager's reads stay within its role
+  expect(metricValue(await manager.metrics(), 'kcm_api_forbidden_total', { verb: 'GET' })).toBe(0);
+  expect(await listPods(rest, ns)).toEqual([]);
+}, 120_000);
