@@ -8,7 +8,7 @@ import { ManagerProcess, metricValue, startManagerProcess } from '../support/man
  * A controller that lacks a right says so. kubeadm's manager runs every controller as its own
  * ServiceAccount; here the StatefulSet controller runs with the manager's own identity instead
  * (`--use-service-account-credentials=false`), whose upstream role reads everything (by list) but
- * may not create pods: the create is refused by the authorizer, and that must show on the object
+ * may not create ControllerRevisions or pods: the create is refused by the authorizer, and that must show on the object
  * (a Warning Event), in Temporal (KcmLastError) and in the metrics, not only as a silent backoff.
  */
 const rest = testRest(testKubeConfig());
@@ -38,14 +38,13 @@ test('a write the authorizer refuses: Warning Event Forbidden, KcmLastError, kcm
       template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/web:1' }] } } },
   } });
 
-  // the StatefulSet was read (by list, the manager's role) and its pod decided on: the create is what is refused
+  // the StatefulSet was read (by list, the manager's role) and its revision decided on: its first
+  // write, the ControllerRevision's create, is what is refused
   const [forbidden] = await eventually('Warning Forbidden on the StatefulSet', async () => {
     const evs = (await eventsFor(rest, ns, 'web', 'Forbidden')).filter((e) => e.type === 'Warning');
     return evs.length ? evs : undefined;
   }, 60_000, 500);
-  expect(forbidden.message).toMatch(/pods "web-0" is forbidden: User "system:kube-controller-manager" cannot create resource "pods"/);
-  // upstream's own reason for the refused create is there as well
-  expect((await eventsFor(rest, ns, 'web', 'FailedCreate')).map((e) => e.type)).toContain('Warning');
+  expect(forbidden.message).toBe(`controllerrevisions.apps is forbidden: User "system:kube-controller-manager" cannot create resource "controllerrevisions" in API group "apps" in the namespace "${ns}"`);
 
   const failing = await eventually('KcmLastError set', async () => {
     const ids: string[] = [];
@@ -54,9 +53,9 @@ test('a write the authorizer refuses: Warning Event Forbidden, KcmLastError, kcm
   }, 30_000, 1000);
   expect(failing).toEqual([`statefulset/${ns}/web`]);
   const memo = (await client.workflow.getHandle(`statefulset/${ns}/web`).describe()).memo as { LastError?: string } | undefined;
-  expect(memo?.LastError).toMatch(/cannot create resource "pods"/);
+  expect(memo?.LastError).toContain(forbidden.message);
 
-  expect(metricValue(await manager.metrics(), 'kcm_api_forbidden_total', { client: 'statefulset-controller', verb: 'POST', resource: 'pods' })).toBeGreaterThanOrEqual(1);
+  expect(metricValue(await manager.metrics(), 'kcm_api_forbidden_total', { client: 'statefulset-controller', verb: 'POST', resource: 'controllerrevisions' })).toBeGreaterThanOrEqual(1);
   // a refusal is never a read's: the manager's reads stay within its role
   expect(metricValue(await manager.metrics(), 'kcm_api_forbidden_total', { verb: 'GET' })).toBe(0);
   expect(await listPods(rest, ns)).toEqual([]);
