@@ -184,8 +184,9 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   const shadowRun = workflowInfo().workflowId.startsWith(SHADOW_WORKFLOW_ID_PREFIX);
   /** the refusal last reported, so a backed-off retry refused alike adds no history */
   let reportedForbidden: string | undefined;
-  // A right the manager or the controller's account lacks is not the object's fault: say so on the object (a Warning
-  // Event, and a log line) besides KcmLastError, as upstream's controllers record a refused write.
+  // A right the manager or the controller's account lacks is not the object's fault: say so on the
+  // object (a Warning Event, and a log line) besides KcmLastError, as upstream's controllers record
+  // a refused write.
   // Histories recorded before this have no such activity, hence the patch.
   const reportIfForbidden = async (failure: string) => {
     const refusal = authorizerRefusalIn(failure);
