@@ -22,5 +22,6 @@ export function expansionClaim(o: KubeObject): ExpansionClaim {
     ...(c.spec?.resources?.requests?.storage != null ? { request: String(c.spec.resources.requests.storage) } : {}),
     ...(c.status?.capacity?.storage != null ? { capacity: String(c.status.capacity.storage) } : {}),
     annotations: { ...m.annotations },
+    ...(m.resourceVersion ? { resourceVersion: m.resourceVersion } : {}),
   };
 }

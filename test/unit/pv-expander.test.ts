@@ -1,7 +1,7 @@
 import { RESOURCES } from '../../activities/kube/resources';
 import type { KubeObject } from '../../activities/kube/projections';
 import { pvExpanderRoutes } from '../../activities/pv-expander/routes';
-import { asksForMore, planExpansion, wantsExpansionSync, type ExpansionClaim } from '../../workflows/pv-expander/logic';
+import { asksForMore, changedSince, planExpansion, wantsExpansionSync, type ExpansionClaim } from '../../workflows/pv-expander/logic';
 import { routeHarness } from '../support/routes';
 
 const claim = (over: Partial<ExpansionClaim> = {}): ExpansionClaim =>
@@ -36,5 +36,16 @@ describe('persistentvolume-expander', () => {
     expect(sent.map((s) => s.target.workflowId)).toEqual(['persistentvolume-expander/a/more']);
     h(RESOURCES.persistentVolumeClaims).event('MODIFIED', pvc('same', '2Gi'));
     expect(sent.map((s) => s.target.workflowId)).toEqual(['persistentvolume-expander/a/more', 'persistentvolume-expander/a/same']);
+  });
+});
+
+describe('a claim change sent again after a watch takeover', () => {
+  it('is not newer than the one reported; a later change is', () => {
+    expect(changedSince('1200', '1200')).toBe(false);
+    expect(changedSince('1199', '1200')).toBe(false);
+    expect(changedSince('1201', '1200')).toBe(true);
+    expect(changedSince('99999999999999999999', '1200')).toBe(true);
+    expect(changedSince('', '')).toBe(false);
+    expect(changedSince('abc', 'abd')).toBe(true);
   });
 });

@@ -36,6 +36,8 @@ export interface ExpansionClaim {
   /** status.capacity.storage */
   capacity?: string;
   annotations: Record<string, string>;
+  /** the claim's resourceVersion: which change of it an event reports */
+  resourceVersion?: string;
 }
 
 export interface ExpansionVolume {
@@ -82,4 +84,13 @@ export function planExpansion(c: ExpansionClaim, v: ExpansionVolume | undefined)
     return { kind: 'migrated', resizer: driver, message: `CSI migration enabled for ${v.inTreePlugin}; waiting for external resizer to expand the pvc` };
   }
   return { kind: 'external', message: 'waiting for an external controller to expand this PVC' };
+}
+
+/**
+ * Whether an event's claim change is newer than the one reported. The watch's resourceVersions
+ * are etcd revisions (the informer's positions rely on it too), so an older or equal one was
+ * sent before; one that is not a number is compared as is.
+ */
+export function changedSince(event: string, reported: string): boolean {
+  return /^\d+$/.test(event) && /^\d+$/.test(reported) ? BigInt(event) > BigInt(reported) : event !== reported;
 }
