@@ -242,7 +242,9 @@ async function immediateScenario(run: Run): Promise<Record<string, unknown>> {
     const e = await getPv(run.name('e'));
     const f = await getPv(run.name('f'));
     const g = await getPv(run.name('g'));
-    return b?.status?.phase === 'Released' && e?.status?.phase === 'Failed' && !f && g?.status?.phase === 'Failed';
+    // the provisioned volume (Retain) is in the snapshot below too: its claim went with the others
+    const provisioned = await getPv(run.name('ext'));
+    return b?.status?.phase === 'Released' && e?.status?.phase === 'Failed' && !f && g?.status?.phase === 'Failed' && provisioned?.status?.phase === 'Released';
   }, 60_000, 300);
   await new Promise((r) => setTimeout(r, 2000));
   out.reclaimed = Object.fromEntries(await Promise.all(['b', 'e', 'f', 'g', 'r', 'ext'].map(async (n) => [n, pvShown(run, await getPv(run.name(n)))] as const)));
