@@ -242,7 +242,7 @@ async function immediateScenario(run: Run): Promise<Record<string, unknown>> {
     const e = await getPv(run.name('e'));
     const f = await getPv(run.name('f'));
     const g = await getPv(run.name('g'));
-    // the provisioned volume (Retain) is in the snapshot below too: its claim went with the others
+    // the provisioned volume (Delete, left to its external provisioner) is in the snapshot below too: its claim went with the others
     const provisioned = await getPv(run.name('ext'));
     return b?.status?.phase === 'Released' && e?.status?.phase === 'Failed' && !f && g?.status?.phase === 'Failed' && provisioned?.status?.phase === 'Released';
   }, 60_000, 300);
