@@ -112,6 +112,8 @@ export function renderResults(results: BenchResults, scenarios: Scenario[], rawP
   out.push(`- Machine: ${env.machine.cores} cores (${env.machine.cpuModel}), ${env.machine.memoryGiB} GiB, Linux ${env.machine.kernel}; ` +
     'the whole stack (etcd, kube-apiserver, kube-scheduler, kwok, Temporal dev server) shares it with the manager measured.');
   out.push(`- Versions: ${Object.entries(env.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
+  out.push('- Both managers run as kubeadm runs them: the stack\'s `kube-controller-manager.kubeconfig` (user ' +
+    '`system:kube-controller-manager`) and `--use-service-account-credentials`, so each controller calls the API as its own ServiceAccount.');
   out.push(`- Temporal server: \`${env.temporalServer}\` (SQLite file store, default dynamic config); our workers run with ` +
     `their defaults (\`--informer-heartbeat-timeout ${RUN_DEFAULTS.informerHeartbeatTimeout}\`, \`--concurrent-*-syncs\` as upstream's, sticky queue timeout 2 s).`);
   out.push('- CPU is user+system seconds of the manager process tree (ours: the `run` process; the Temporal server is reported ' +
