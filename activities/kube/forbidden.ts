@@ -1,8 +1,8 @@
 import type { ForbiddenReport } from '../../workflows/runtime/api-rejections';
 import type { ControllerDeps } from '../../workers/descriptor';
-import { RESOURCES } from './resources';
+import { RESOURCES, apiVersionOf } from './resources';
 
-const API_VERSION_OF_KIND = new Map(Object.values(RESOURCES).map((r) => [r.kind, r.group ? `${r.group}/${r.version}` : r.version]));
+const API_VERSION_OF_KIND = new Map(Object.values(RESOURCES).map((r) => [r.kind, apiVersionOf(r)]));
 
 /**
  * A controller's reconcile was refused by the authorizer (403: a right is missing): the Warning

@@ -70,3 +70,43 @@ export function resourcePath(r: ResourceType, namespace?: string, name?: string)
   const ns = r.namespaced && namespace !== undefined ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   return `${groupVersionPath(r)}${ns}/${r.resource}${name !== undefined ? `/${encodeURIComponent(name)}` : ''}`;
 }
+
+/** A resource path split into its parts: `/api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUB]]` or `/apis/G/V/...`. */
+export interface ResourcePathParts {
+  /** `/api/v1` or `/apis/<group>/<version>` */
+  groupVersion: string;
+  group: string;
+  namespace?: string;
+  resource: string;
+  name?: string;
+  subresource?: string;
+  /** the query string, without its `?` */
+  query: string;
+}
+
+/** The parts of a resource path, or undefined for a discovery path (`/api`, `/apis/apps/v1`, ...). */
+export function parseResourcePath(path: string): ResourcePathParts | undefined {
+  const q = path.indexOf('?');
+  const query = q >= 0 ? path.slice(q + 1) : '';
+  const segs = (q >= 0 ? path.slice(0, q) : path).split('/').filter(Boolean).map(decodeURIComponent);
+  let gv: string;
+  let group: string;
+  let rest: string[];
+  if (segs[0] === 'api' && segs.length >= 2) {
+    gv = `/api/${segs[1]}`;
+    group = '';
+    rest = segs.slice(2);
+  } else if (segs[0] === 'apis' && segs.length >= 3) {
+    gv = `/apis/${segs[1]}/${segs[2]}`;
+    group = segs[1];
+    rest = segs.slice(3);
+  } else {
+    return undefined;
+  }
+  if (rest.length === 0) return undefined;
+  // `namespaces/NS/RESOURCE...` is namespaced; `namespaces[/NS[/status|finalize]]` is the Namespace resource itself
+  const namespaced = rest[0] === 'namespaces' && rest.length >= 3 && rest[2] !== 'status' && rest[2] !== 'finalize';
+  const [namespace, resource, name, subresource] = namespaced ? rest.slice(1) : [undefined, ...rest];
+  if (resource === undefined) return undefined;
+  return { groupVersion: gv, group, ...(namespace !== undefined ? { namespace } : {}), resource, ...(name !== undefined ? { name } : {}), ...(subresource !== undefined ? { subresource } : {}), query };
+}

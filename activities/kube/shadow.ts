@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Context } from '@temporalio/activity';
 import { ApiError, type KubeRest, type RequestOptions } from './rest';
+import { parseResourcePath } from './resources';
 import type { KubeObject } from './projections';
 import { entryOf, type WriteShape } from '../shadow/content';
 import type { ShadowEntry } from '../../workflows/shadow/types';
@@ -46,18 +47,14 @@ const VERBS: Record<string, ProposalVerb | undefined> = { POST: 'create', PUT: '
 export function writeOf(method: string, path: string): Omit<Proposal, 'controller'> | undefined {
   const verb = VERBS[method.toUpperCase()];
   if (!verb) return undefined;
-  const parts = path.replace(/\?.*$/, '').split('/').filter(Boolean).map(decodeURIComponent);
-  const rest = parts[0] === 'api' ? parts.slice(2) : parts[0] === 'apis' ? parts.slice(3) : [];
-  // namespaces/<ns>/<resource>/... unless it is the namespace's own status or finalize
-  const namespaced = rest[0] === 'namespaces' && rest.length >= 3 && rest[2] !== 'status' && rest[2] !== 'finalize';
-  const [resource, name, subresource] = namespaced ? rest.slice(2) : rest;
-  if (!resource) return undefined;
+  const p = parseResourcePath(path);
+  if (!p) return undefined;
   return {
-    verb: verb === 'delete' && !name ? 'deletecollection' : verb,
-    resource,
-    ...(subresource ? { subresource } : {}),
-    ...(namespaced ? { namespace: rest[1] } : {}),
-    ...(name ? { name } : {}),
+    verb: verb === 'delete' && p.name === undefined ? 'deletecollection' : verb,
+    resource: p.resource,
+    ...(p.subresource !== undefined ? { subresource: p.subresource } : {}),
+    ...(p.namespace !== undefined ? { namespace: p.namespace } : {}),
+    ...(p.name !== undefined ? { name: p.name } : {}),
   };
 }
 

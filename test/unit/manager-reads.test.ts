@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { listOnly, managerReadOf, parseResourcePath } from '../../activities/kube/manager-reads';
-import { RESOURCES, resourcePath } from '../../activities/kube/resources';
+import { listOnly, managerReadOf } from '../../activities/kube/manager-reads';
+import { RESOURCES, parseResourcePath, resourcePath } from '../../activities/kube/resources';
 import { ApiError, type KubeRest, type RequestOptions } from '../../activities/kube/rest';
 
 /*
@@ -24,6 +24,7 @@ describe('parseResourcePath', () => {
     expect(parseResourcePath('/api/v1/nodes/n1/status')).toEqual({ groupVersion: '/api/v1', group: '', resource: 'nodes', name: 'n1', subresource: 'status', query: '' });
     expect(parseResourcePath('/api/v1/namespaces/kube-system')).toEqual({ groupVersion: '/api/v1', group: '', resource: 'namespaces', name: 'kube-system', query: '' });
     expect(parseResourcePath('/api/v1/namespaces/a/pods?labelSelector=x%3Dy')).toEqual({ groupVersion: '/api/v1', group: '', namespace: 'a', resource: 'pods', query: 'labelSelector=x%3Dy' });
+    expect(parseResourcePath('/api/v1/namespaces/gone/finalize')).toEqual({ groupVersion: '/api/v1', group: '', resource: 'namespaces', name: 'gone', subresource: 'finalize', query: '' });
     for (const d of ['/api', '/api/v1', '/apis', '/apis/apps/v1']) expect(parseResourcePath(d)).toBeUndefined();
   });
 });
