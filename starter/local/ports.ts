@@ -46,6 +46,31 @@ export function ephemeralRangeStart(): number {
 const PICK_FLOOR = 10_000;
 
 /**
+ * The range free ports are picked from: TEMPORAL_KCM_PORT_RANGE (`LOW-HIGH`, inclusive) when set,
+ * else PICK_FLOOR up to the ephemeral range's start. Stacks that run side by side on one machine
+ * (the test lanes) each get a range of their own, so two of them never pick the same port between
+ * one's probe and its part's bind.
+ */
+export function pickRange(env: NodeJS.ProcessEnv = process.env): { low: number; high: number } {
+  const spec = env.TEMPORAL_KCM_PORT_RANGE;
+  if (!spec) return { low: PICK_FLOOR, high: ephemeralRangeStart() - 1 };
+  const m = /^(\d+)-(\d+)$/.exec(spec.trim());
+  const low = m ? Number(m[1]) : NaN;
+  const high = m ? Number(m[2]) : NaN;
+  if (!(low >= 1024 && high <= 65535 && high - low >= 100)) {
+    throw new Error(`TEMPORAL_KCM_PORT_RANGE=${spec}: want LOW-HIGH, 1024 <= LOW, HIGH <= 65535, at least 100 ports`);
+  }
+  return { low, high };
+}
+
+/** Splits the default pick range into `count` disjoint ranges; `index` (0-based) names one, as TEMPORAL_KCM_PORT_RANGE wants it. */
+export function laneRange(index: number, count: number): string {
+  const low = PICK_FLOOR;
+  const size = Math.floor((ephemeralRangeStart() - low) / count);
+  return `${low + index * size}-${low + (index + 1) * size - 1}`;
+}
+
+/**
  * Hands out distinct free ports for one `up` (or one test run). Ports are picked at random below
  * the kernel's ephemeral range: a port the kernel chose (bind(0)) lies inside that range, so
  * between our probe closing and the part binding it, any outgoing connection on the machine could
@@ -62,10 +87,10 @@ export class PortAllocator {
       this.taken.add(requested);
       return requested;
     }
-    const top = ephemeralRangeStart() - 1;
-    if (top - PICK_FLOOR >= 1000) {
+    const { low, high } = pickRange();
+    if (high - low >= 100) {
       for (let i = 0; i < 100; i++) {
-        const p = PICK_FLOOR + Math.floor(Math.random() * (top - PICK_FLOOR + 1));
+        const p = low + Math.floor(Math.random() * (high - low + 1));
         if (this.taken.has(p)) continue;
         // claimed before the probe, so concurrent takes never hand out the same port
         this.taken.add(p);
