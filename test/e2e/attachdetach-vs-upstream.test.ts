@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ATTACH_ERROR_ANNOTATION, startCsiAttacher } from '../support/csi-attacher';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -18,7 +18,7 @@ import { UpstreamKcm } from '../support/upstream';
  * controller-managed attach annotation a kubelet sets. The binder runs beside it on both sides to
  * bind the pre-bound claims.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const CONTROLLERS = 'persistentvolume-binder-controller,persistentvolume-attach-detach-controller';
 const SYNC = '--attach-detach-reconcile-sync-period=5s';
 const DRIVER = 'e2e.csi.temporal-kcm.dev';
@@ -100,7 +100,7 @@ class Run {
 }
 
 async function newRun(prefix: string): Promise<Run> {
-  const ns = await freshNamespace(testKubeConfig(), prefix);
+  const ns = await freshNamespace(testClusterAccess(), prefix);
   namespaces.push(ns);
   return new Run(uniqueName(prefix), ns);
 }

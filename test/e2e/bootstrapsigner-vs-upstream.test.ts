@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { computeDetachedSignature } from '../../activities/bootstrapsigner/jws';
 import { informerWorkflowIdOf } from '../../workflows/informer';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
-import { eventually, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -20,7 +20,7 @@ import { UpstreamKcm } from '../support/upstream';
  * replicas; the one holding the watch is killed with kill -9 while the first tokens are added.
  * No token secret, raw or base64, may reach a history of our deployment or either replica's log.
  */
-const kc = testKubeConfig();
+const kc = testClusterAccess();
 const rest = testRest(kc);
 const CM = '/api/v1/namespaces/kube-public/configmaps/cluster-info';
 const SECRETS = '/api/v1/namespaces/kube-system/secrets';

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -22,7 +22,7 @@ import { UpstreamKcm } from '../support/upstream';
  * server keeps as given; certificates are made with openssl with the validity each case needs.
  * Ours is killed with kill -9 while its timers for a token and a CSR due in a few seconds run.
  */
-const kc = testKubeConfig();
+const kc = testClusterAccess();
 const rest = testRest(kc);
 const CONTROLLERS = 'certificatesigningrequest-cleaner-controller,token-cleaner-controller,legacy-serviceaccount-token-cleaner-controller';
 /** --legacy-service-account-token-clean-up-period: short, so tokens made a few seconds ago qualify */

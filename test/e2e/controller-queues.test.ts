@@ -3,7 +3,7 @@ import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { LOCAL_ACTIVITY_MARKER } from '../../workflows/runtime/local-io';
 import { informerWorkflow, legacyInformerWorkflowId } from '../../workflows/informer';
 import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { ManagerProcess, metricValue, pidOfIdentity, startManagerProcess } from '../support/manager';
 import { cleanNamespace, controllerUid, listPods, testRest } from '../support/kube';
 
@@ -12,14 +12,14 @@ import { cleanNamespace, controllerUid, listPods, testRest } from '../support/ku
  * controllers between them with no leader election; workflows a build before per-controller queues
  * left on the base queue move to their controller's queue.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const managers: ManagerProcess[] = [];
 let ns: string;
 let connection: Connection;
 let client: Client;
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'queues');
+  ns = await freshNamespace(testClusterAccess(), 'queues');
   connection = await testTemporalConnection();
   client = new Client({ connection });
 });

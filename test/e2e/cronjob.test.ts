@@ -1,7 +1,7 @@
 import { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { cronJobWorkflowId } from '../../workflows/cronjob/workflow';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { eventsFor, listPods, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 
@@ -12,7 +12,7 @@ import { ManagerProcess, startManagerProcess } from '../support/manager';
  * started, and not at all once it is past startingDeadlineSeconds (upstream looks for missed times
  * only inside the deadline's window, so it records nothing for it either).
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const taskQueue = uniqueName('cron-e2e');
 // each controller as its own ServiceAccount: the writes must fit upstream's system:controller:* roles
 const args = ['--controllers', 'cronjob,job', '--use-service-account-credentials', '--resync-backoff-max', '5s', '--kube-api-qps', '200', '--kube-api-burst', '400'];
@@ -67,7 +67,7 @@ async function historyTail(workflowId: string): Promise<string> {
 const cronJob = async (name: string) => (await rest.request<CronJob>('GET', `/apis/batch/v1/namespaces/${ns}/cronjobs/${name}`)).body;
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'cron');
+  ns = await freshNamespace(testClusterAccess(), 'cron');
   manager = await startManagerProcess(taskQueue, args);
 });
 

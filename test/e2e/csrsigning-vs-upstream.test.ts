@@ -14,7 +14,7 @@ import { ensureBinaries } from '../../starter/local/binaries';
 import { pkiPaths } from '../../starter/local/pki';
 import { auditLogPath } from '../../starter/local/stack';
 import { deploymentQueuesQuery } from '../../workflows/runtime/task-queues';
-import { eventually, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { firstRun } from '../support/runs';
@@ -34,7 +34,7 @@ import { UpstreamKcm } from '../support/upstream';
  * written exactly once (the audit log counts the writes). The CA key may appear in no history and
  * no log of ours.
  */
-const kc = testKubeConfig();
+const kc = testClusterAccess();
 const rest = testRest(kc);
 const pki = pkiPaths(TEST_DATA_DIR);
 const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
@@ -60,7 +60,7 @@ function restAs(user: { token: string } | { certPem: string; keyPem: string }): 
   const cluster = kc.getCurrentCluster()!;
   const u = new k8s.KubeConfig();
   u.loadFromOptions({
-    clusters: [{ name: 'c', server: cluster.server, caData: cluster.caData, caFile: cluster.caFile, skipTLSVerify: false }],
+    clusters: [{ name: 'c', server: cluster.server, caFile: pki.caCert, skipTLSVerify: false }],
     users: [{ name: 'u', ...('token' in user ? { token: user.token } : { certData: Buffer.from(user.certPem).toString('base64'), keyData: Buffer.from(user.keyPem).toString('base64') }) }],
     contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
     currentContext: 'c',

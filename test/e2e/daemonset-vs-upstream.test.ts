@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, nodeManifest } from '../../starter/local/nodes';
-import { eventually, freshNamespace, settledRead, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, settledRead, testClusterAccess, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { OurReplicas } from '../support/manager';
 import { addTestNode, deleteTestNode, kubectl } from '../support/nodes';
@@ -14,7 +14,7 @@ import { UpstreamKcm } from '../support/upstream';
  * a user sees after each (status, pods per node, ControllerRevisions with their names and
  * numbers, `kubectl rollout history`, Events) field by field.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const upstream = new UpstreamKcm('daemonset');
 const namespaces: string[] = [];
 const nodes: string[] = [];
@@ -173,7 +173,7 @@ test('kubectl apply, a new node, taints, RollingUpdate (maxUnavailable, then max
 }, 600_000);
 
 async function freshNs(): Promise<string> {
-  const ns = await freshNamespace(testKubeConfig(), 'ds');
+  const ns = await freshNamespace(testClusterAccess(), 'ds');
   namespaces.push(ns);
   return ns;
 }

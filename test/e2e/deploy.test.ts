@@ -9,7 +9,7 @@ import { pkiPaths } from '../../starter/local/pki';
 import { PortAllocator } from '../../starter/local/ports';
 import { readState } from '../../starter/local/stack';
 import { AuditEvent, AuditLog } from '../support/audit';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { getIfExists, listPods, testRest } from '../support/kube';
 import { kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -23,7 +23,7 @@ import { TEST_DATA_DIR } from '../support/stack';
  * (unshare), so nothing is written to this machine's real /var/run.
  */
 
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const DEPLOY = path.join(repoRoot, 'deploy');
 const SA = 'system:serviceaccount:kube-system:temporal-kcm';
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -332,7 +332,7 @@ describe('in-cluster style: the Deployment’s command line as the temporal-kcm 
     expect((await probeSecurePort(port, '/healthz')).status).toBe(200);
     expect((await probeSecurePort(port, '/metrics')).status).toBe(403);
     // a scraper bound to deploy/'s metrics-reader ClusterRole, as the example binds Prometheus
-    ns = await freshNamespace(testKubeConfig(), 'deploy');
+    ns = await freshNamespace(testClusterAccess(), 'deploy');
     await rest.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { body: { metadata: { name: 'scraper' } } });
     reader = `${ns}-metrics-reader`;
     await rest.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { body: {

@@ -1,11 +1,11 @@
 import { Client, Connection } from '@temporalio/client';
 import type { KubeObject } from '../../activities/kube/projections';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { ManagerProcess, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, livePods, mergePatch, podImage, testRest } from '../support/kube';
 
 /** Rolling-update invariants, durable progress deadlines and replica failover for Deployments. */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const taskQueue = uniqueName('rollout');
 const ARGS = ['--controllers', 'replicaset,deployment', '--informer-heartbeat-timeout', '3s', '--kube-api-qps', '200', '--kube-api-burst', '400'];
 const managers: ManagerProcess[] = [];
@@ -44,7 +44,7 @@ async function rolledOut(name: string, replicas: number, img: string, timeoutMs 
 }
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'rollout');
+  ns = await freshNamespace(testClusterAccess(), 'rollout');
   managers.push(await startManagerProcess(taskQueue, ARGS), await startManagerProcess(taskQueue, ARGS));
   connection = await testTemporalConnection();
   client = new Client({ connection });

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import type { KubeObject } from '../../activities/kube/projections';
 import { ensureBinaries } from '../../starter/local/binaries';
-import { eventually, freshNamespace, settledRead, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, settledRead, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { AuditLog, isDryRun, writesOfOurControllers } from '../support/audit';
 import { metricValue, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
@@ -17,7 +17,7 @@ import { Client, Connection } from '@temporalio/client';
  * on the same stack, one after the other; after every step the observable state must be equal
  * (ReplicaSet names and pod-template-hash labels included; pod names and times aside).
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const kubeconfig = path.join(TEST_DATA_DIR, 'admin.kubeconfig');
 let kubectlBin: string;
 
@@ -166,7 +166,7 @@ test('kubectl create, scale, rolling image change, rollover, pause/resume, undo,
   // sends its writes as dry runs only; and a second one whose replicaset controller has a planted
   // difference: its DeploymentReplicaSetTerminatingReplicas gate is off, so its ReplicaSet status
   // leaves status.terminatingReplicas out.
-  const upNs = await freshNamespace(testKubeConfig(), 'vs-upstream');
+  const upNs = await freshNamespace(testClusterAccess(), 'vs-upstream');
   const [shadow, planted] = await Promise.all([
     startShadow('vs-upstream', SHADOWED, { replicas: 2 }),
     startShadow('vs-planted', 'replicaset', { args: ['--feature-gates', 'DeploymentReplicaSetTerminatingReplicas=false'] }),
@@ -226,7 +226,7 @@ test('kubectl create, scale, rolling image change, rollover, pause/resume, undo,
   expect(lacksTerminating(report)).toEqual([]);
 
   // then ours
-  const ourNs = await freshNamespace(testKubeConfig(), 'vs-ours');
+  const ourNs = await freshNamespace(testClusterAccess(), 'vs-ours');
   const manager = await startManagerProcess(uniqueName('vs-upstream'), ['--controllers', 'replicaset,deployment', '--kube-api-qps', '200', '--kube-api-burst', '400']);
   try {
     const ours = await runSequence(ourNs);

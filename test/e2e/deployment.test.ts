@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { ensureBinaries } from '../../starter/local/binaries';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -10,7 +10,7 @@ import { deploymentView } from '../../activities/deployment/projections';
 import { podTemplateHash } from '../../workflows/deployment/util';
 
 /** The deployment controller judged the way users judge it: through kubectl. */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 let kubectlBin: string;
 let manager: ManagerProcess;
 let ns: string;
@@ -48,7 +48,7 @@ const managerArgs = ['--controllers', 'replicaset,deployment', '--kube-api-qps',
 
 beforeAll(async () => {
   kubectlBin = (await ensureBinaries(['kubectl'])).kubectl;
-  ns = await freshNamespace(testKubeConfig(), 'deploy');
+  ns = await freshNamespace(testClusterAccess(), 'deploy');
   manager = await startManagerProcess(taskQueue, managerArgs);
 });
 

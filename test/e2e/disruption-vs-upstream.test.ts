@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { ApiError } from '../../activities/kube/rest';
 import { OurReplicas } from '../support/manager';
 import { addTestNode, deleteTestNode, kubectl } from '../support/nodes';
@@ -13,7 +13,7 @@ import { UpstreamKcm } from '../support/upstream';
  * stack: the same steps against each manager in turn, and what a user sees (PDB status and
  * conditions, eviction answers, `kubectl drain`, Events) field by field.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const upstream = new UpstreamKcm('disruption');
 const namespaces: string[] = [];
 const nodes: string[] = [];
@@ -22,7 +22,7 @@ const ours = new OurReplicas(CONTROLLERS);
 const WIDGETS = 'widgets.pdb-e2e.temporal-kcm.dev';
 
 async function freshNs(): Promise<string> {
-  const ns = await freshNamespace(testKubeConfig(), 'pdb');
+  const ns = await freshNamespace(testClusterAccess(), 'pdb');
   namespaces.push(ns);
   return ns;
 }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { KubeObject } from '../../activities/kube/projections';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { listPods, testRest } from '../support/kube';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -12,7 +12,7 @@ import { UpstreamKcm } from '../support/upstream';
  * field (names and timestamps aside) on the same objects: upstream and temporal-kcm take turns on
  * one namespace, each starting from no generated objects.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const CONTROLLERS = 'endpoint,endpointslice,endpointslicemirroring';
 const PODS = 250;
 let ns: string;
@@ -109,7 +109,7 @@ const setReady = (name: string, ready: boolean) => rest.request('PATCH', `/api/v
 });
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'ep');
+  ns = await freshNamespace(testClusterAccess(), 'ep');
   const post = (p: string, body: unknown) => rest.request('POST', `/api/v1/namespaces/${ns}/${p}`, { body });
   await post('services', { metadata: { name: 'web', labels: { tier: 'front' } },
     spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }, { name: 'metrics', port: 9090, targetPort: 9090 }] } });

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { Client as TemporalClient } from '@temporalio/client';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { cleanNamespace, eventsFor, listPods, testRest } from '../support/kube';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
 
@@ -11,13 +11,13 @@ import { ManagerProcess, metricValue, startManagerProcess } from '../support/man
  * may not create ControllerRevisions or pods: the create is refused by the authorizer, and that must show on the object
  * (a Warning Event), in Temporal (KcmLastError) and in the metrics, not only as a silent backoff.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 let manager: ManagerProcess;
 let client: Client;
 let ns: string;
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'forbidden');
+  ns = await freshNamespace(testClusterAccess(), 'forbidden');
   client = new TemporalClient({ connection: await testTemporalConnection() });
   // the refusal under test needs the manager's own identity for the controller's writes
   manager = await startManagerProcess(uniqueName('forbidden'), ['--use-service-account-credentials=false'], { controllers: 'statefulset-controller' });

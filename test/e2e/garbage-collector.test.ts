@@ -2,13 +2,13 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import type { KubeObject } from '../../activities/kube/projections';
 import { ensureBinaries } from '../../starter/local/binaries';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
 import { cleanNamespace, eventsFor, listPods, testRest } from '../support/kube';
 import { TEST_DATA_DIR } from '../support/stack';
 
 /** Cascading deletion as kubectl users see it, by the garbage collector on the real stack. */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 let kubectlBin: string;
 let manager: ManagerProcess;
 let ns: string;
@@ -37,7 +37,7 @@ const managerArgs = ['--controllers', 'replicaset,deployment,garbagecollector', 
 
 beforeAll(async () => {
   kubectlBin = (await ensureBinaries(['kubectl'])).kubectl;
-  ns = await freshNamespace(testKubeConfig(), 'gc');
+  ns = await freshNamespace(testClusterAccess(), 'gc');
   manager = await startManagerProcess(managerTaskQueue, managerArgs);
 });
 
@@ -133,7 +133,7 @@ test('an ownerReference to a UID that never existed: the dependent is deleted', 
 });
 
 test('a cross-namespace owner reference: Warning OwnerRefInvalidNamespace, the invalid child deleted as upstream does, the owner untouched', async () => {
-  const other = await freshNamespace(testKubeConfig(), 'gc-other');
+  const other = await freshNamespace(testClusterAccess(), 'gc-other');
   const owner = (await rest.request<Obj>('POST', `/api/v1/namespaces/${other}/configmaps`, { body: { metadata: { name: 'owner' } } })).body;
   const valid = (await rest.request<Obj>('POST', `/api/v1/namespaces/${other}/configmaps`, { body: { metadata: { name: 'valid-child',
     ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid }] } } })).body;

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { cleanNamespace, mergePatch, testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -30,7 +30,7 @@ import { UpstreamKcm } from '../support/upstream';
  * Each HPA's status (conditions, currentMetrics, replicas), its Events and the targets' replicas
  * must equal upstream's, field by field.
  */
-const kc = testKubeConfig();
+const kc = testClusterAccess();
 const rest = testRest(kc);
 const CONTROLLERS = 'horizontal-pod-autoscaler-controller,deployment-controller,replicaset-controller';
 // CPU samples of pods a few seconds old would be skipped for five minutes: both managers count them at once

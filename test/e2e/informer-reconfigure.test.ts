@@ -1,4 +1,4 @@
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { startManagerProcess } from '../support/manager';
 import { cleanNamespace, controllerUid, testRest } from '../support/kube';
 import type { KubeObject } from '../../activities/kube/projections';
@@ -7,10 +7,10 @@ import type { KubeObject } from '../../activities/kube/projections';
  * An upgrade that enables another controller: the single watch was started by the old replicas,
  * with their controller list; the new replica's configuration must reach it.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 
 test('a replica started with more controllers reconfigures the running watch', async () => {
-  const ns = await freshNamespace(testKubeConfig(), 'reconfig');
+  const ns = await freshNamespace(testClusterAccess(), 'reconfig');
   const taskQueue = uniqueName('reconfig');
   const old = await startManagerProcess(taskQueue, ['--controllers', 'replicaset']);
   try {

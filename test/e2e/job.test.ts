@@ -1,4 +1,4 @@
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { eventCount, eventsFor, listPods, mergePatch, PodObject, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { UpstreamKcm } from '../support/upstream';
@@ -10,7 +10,7 @@ import { UpstreamKcm } from '../support/upstream';
  * manager killed with SIGKILL; and, against upstream v1.35.4 on the same stack, what becomes of the
  * pods of Jobs deleted while no manager ran.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const taskQueue = uniqueName('job-e2e');
 const args = ['--controllers', 'job', '--resync-backoff-max', '5s', '--kube-api-qps', '200', '--kube-api-burst', '400'];
 let manager: ManagerProcess;
@@ -54,7 +54,7 @@ const seconds = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 1000
 let failing: Promise<Job>;
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'job');
+  ns = await freshNamespace(testClusterAccess(), 'job');
   manager = await startManagerProcess(taskQueue, args);
   failing = createJob('failing', { backoffLimit: 2 }, { labels: { 'kwok.temporal-kcm.dev/outcome': 'fail' } });
   await failing;
@@ -291,7 +291,7 @@ test('successPolicy: index 0 succeeding completes the Job and ends the other ind
  * tracking finalizer but no Job. `stop` ends the manager, `start` brings it back.
  */
 async function deletedWhileDown(prefix: string, start: () => Promise<void>, stop: () => Promise<void>) {
-  const space = await freshNamespace(testKubeConfig(), `job-${prefix}`);
+  const space = await freshNamespace(testClusterAccess(), `job-${prefix}`);
   const jobs = `/apis/batch/v1/namespaces/${space}/jobs`;
   const running = { metadata: { labels: { 'kwok.temporal-kcm.dev/outcome': 'run' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.invalid/job:1' }] } };
   const create = async (name: string) => (await rest.request<Job>('POST', jobs, { body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name }, spec: { template: running } } })).body;

@@ -4,7 +4,7 @@ import * as k8s from '@kubernetes/client-node';
 import { aggregationPkiPaths, pkiPaths } from '../../starter/local/pki';
 import { readPid } from '../../starter/local/processes';
 import { readState } from '../../starter/local/stack';
-import { eventually, freshNamespace, testKubeConfig } from '../support/cluster';
+import { eventually, freshNamespace, testClientNodeConfig } from '../support/cluster';
 import { cleanNamespace, testRest } from '../support/kube';
 import { kubectl } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -14,7 +14,7 @@ import { TEST_DATA_DIR } from '../support/stack';
  * kube-apiserver's aggregation layer (kubectl get --raw, kubectl top), with usage set by
  * annotations and a ConfigMap, and every answer following a change of them.
  */
-const kc = testKubeConfig();
+const kc = testClientNodeConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);
 let ns = '';
 

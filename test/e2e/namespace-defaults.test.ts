@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { eventually, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, testClusterAccess, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, clusterIdentityArgs, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -9,7 +9,7 @@ import { pkiPaths } from '../../starter/local/pki';
  * What every namespace gets from the serviceaccount and root-ca-cert-publisher controllers, and
  * what clusterrole-aggregation keeps in aggregated ClusterRoles, on the real stack.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const rootCa = fs.readFileSync(pkiPaths(TEST_DATA_DIR).caCert, 'utf8');
 let manager: ManagerProcess;
 const created: string[] = [];

@@ -1,5 +1,5 @@
 import { Client } from '@temporalio/client';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { mergePatch, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 
@@ -7,7 +7,7 @@ import { ManagerProcess, startManagerProcess } from '../support/manager';
  * `kubectl delete namespace` as upstream's namespace controller carries it out: content deleted,
  * conditions on the way, the `kubernetes` finalizer removed; durable across a manager restart.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const taskQueue = uniqueName('ns-e2e');
 const args = ['--controllers', 'namespace', '--namespace-sync-period', '5s', '--resync-backoff-max', '5s', '--kube-api-qps', '200', '--kube-api-burst', '400'];
 let manager: ManagerProcess;
@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 test('a namespace with pods, services, configmaps, secrets and custom resources is emptied and removed; a restart mid-way resumes, not restarts', async () => {
-  const ns = await freshNamespace(testKubeConfig(), 'nsdel');
+  const ns = await freshNamespace(testClusterAccess(), 'nsdel');
   const post = (path: string, body: unknown) => rest.request('POST', `/api/v1/namespaces/${ns}/${path}`, { body });
   const widgets = `/apis/${group}/v1/namespaces/${ns}/widgets`;
   await Promise.all([

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { LoopState, STATE_QUERY } from '../../workflows/runtime/object-loop';
@@ -15,7 +15,7 @@ import { UpstreamKcm } from '../support/upstream';
  * kubectl steps against each manager in turn, on a node of the test's own, and what a user sees
  * afterwards (which pods were evicted and when, their conditions, the Events) field by field.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const upstream = new UpstreamKcm('node-health');
 let ours: ManagerProcess | undefined;
 const taskQueue = uniqueName('node-health-e2e');
@@ -114,7 +114,7 @@ async function freshNode(): Promise<string> {
 }
 
 async function freshNs(): Promise<string> {
-  const ns = await freshNamespace(testKubeConfig(), 'node-health');
+  const ns = await freshNamespace(testClusterAccess(), 'node-health');
   namespaces.push(ns);
   return ns;
 }

@@ -4,7 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { KWOK_MANAGED_LABEL, KWOK_MANAGED_VALUE, nodeManifest } from '../../starter/local/nodes';
 import { STATE_QUERY, type LoopState } from '../../workflows/runtime/object-loop';
 import { nodeLifecycleWorkflowId } from '../../workflows/node-lifecycle/workflow';
-import { eventually, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { NodeObject, setSilent } from '../support/nodes';
@@ -19,7 +19,7 @@ import { UpstreamKcm } from '../support/upstream';
  * get which taints, and how fast the dark zone's are added; ours runs as two replicas, one of
  * which is killed with kill -9 midway.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const ZONES = ['e2e-z1', 'e2e-z2', 'e2e-z3'];
 const PER_ZONE = 24;
 const RATE = 2;

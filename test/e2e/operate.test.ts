@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { repoRoot } from '../../starter/local/paths';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, temporalAddress, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { runCli } from '../support/cli';
 import { listPods, mergePatch, testRest } from '../support/kube';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
@@ -15,7 +15,7 @@ import { ManagerProcess, metricValue, startManagerProcess } from '../support/man
  * history against the code (and catches a deliberately changed workflow), and SIGUSR2 writes heap
  * snapshots of both threads while the replica goes on.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const taskQueue = uniqueName('operate-e2e');
 let manager: ManagerProcess;
 let ns: string;
@@ -42,7 +42,7 @@ const readyIs = (name: string, n: number) => eventually(`${name} at ${n} ready`,
 }, 60_000);
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'operate');
+  ns = await freshNamespace(testClusterAccess(), 'operate');
   manager = await startManagerProcess(taskQueue, ['--controllers', 'replicaset', '--resync-backoff-max', '4s', '--heap-snapshot-dir', heapDir]);
   connection = await testTemporalConnection();
   client = new Client({ connection });

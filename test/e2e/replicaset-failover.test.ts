@@ -3,7 +3,7 @@ import { informerWorkflowId } from '../../workflows/informer';
 import { stopProcess } from '../../starter/local/processes';
 import { up } from '../../starter/local/stack';
 import { TEST_DATA_DIR } from '../support/stack';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { ManagerProcess, metricValue, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 
@@ -11,7 +11,7 @@ import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRes
  * Active-active replicas, no leader election: any replica may die at any moment, and the survivors
  * finish its work without duplicating it.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const taskQueue = uniqueName('failover');
 const managers: ManagerProcess[] = [];
 let ns: string;
@@ -21,7 +21,7 @@ let client: Client;
 const ARGS = ['--informer-heartbeat-timeout', '3s', '--kube-api-qps', '50', '--kube-api-burst', '100'];
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'failover');
+  ns = await freshNamespace(testClusterAccess(), 'failover');
   managers.push(await startManagerProcess(taskQueue, ARGS), await startManagerProcess(taskQueue, ARGS));
   connection = await testTemporalConnection();
   client = new Client({ connection });
@@ -137,7 +137,7 @@ test('a kube-apiserver restart: watches reconnect (or relist) and reconciling go
   await stopProcess(TEST_DATA_DIR, 'kube-apiserver');
   // up restarts the apiserver on its data (and the parts that depend on it)
   await up({ dataDir: TEST_DATA_DIR, log: () => undefined });
-  const fresh = testRest(testKubeConfig());
+  const fresh = testRest(testClusterAccess());
   await mergePatch(fresh, `/apis/apps/v1/namespaces/${ns}/replicasets/big`, { spec: { replicas: 195 } });
   await eventually('scaled to 195 after the apiserver restart', async () => {
     const live = (await listPods(fresh, ns, 'app=big')).filter((p) => !p.metadata.deletionTimestamp);

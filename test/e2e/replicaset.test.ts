@@ -2,12 +2,12 @@ import { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { ReplicaOwnerKind } from '../../workflows/replicaset/types';
 import { SA_UID } from '../../workflows/search-attributes';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, eventCount, eventsFor, listPods, mergePatch, testRest } from '../support/kube';
 import type { KubeObject } from '../../activities/kube/projections';
 
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const MAX_HISTORY = 150;
 
 interface Kind {
@@ -70,7 +70,7 @@ let ns: string;
 const taskQueue = uniqueName('rs-e2e');
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'rs');
+  ns = await freshNamespace(testClusterAccess(), 'rs');
   namespaces.push(ns);
   manager = await startManagerProcess(taskQueue, ['--kube-api-qps', '200', '--kube-api-burst', '400', '--max-history-events', String(MAX_HISTORY)]);
 });
@@ -257,7 +257,7 @@ describe('operating reconciles through Temporal', () => {
 
 describe('creates the API server rejects', () => {
   test('an exceeded ResourceQuota: Warning events, ReplicaFailure, backed-off retries; others unaffected; heals when quota grows', async () => {
-    const qns = await freshNamespace(testKubeConfig(), 'quota');
+    const qns = await freshNamespace(testClusterAccess(), 'quota');
     namespaces.push(qns);
     await rest.request('POST', `/api/v1/namespaces/${qns}/resourcequotas`, {
       body: { metadata: { name: 'pods' }, spec: { hard: { pods: '2' } } },

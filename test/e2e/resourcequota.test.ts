@@ -1,10 +1,10 @@
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { cleanNamespace, listPods, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 
 /** ResourceQuota status as upstream's controller keeps it, and the API server enforcing it. */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 let manager: ManagerProcess;
 let ns: string;
 
@@ -18,7 +18,7 @@ function pod(name: string, cpu: string, memory: string) {
 }
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'quota');
+  ns = await freshNamespace(testClusterAccess(), 'quota');
   manager = await startManagerProcess(uniqueName('quota-e2e'), ['--controllers', 'resourcequota', '--resource-quota-sync-period', '30s']);
 });
 

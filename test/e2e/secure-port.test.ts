@@ -5,7 +5,7 @@ import * as tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { probeSecurePort } from '../../starter/local/http-probe';
 import { PortAllocator } from '../../starter/local/ports';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { cleanNamespace, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -18,7 +18,7 @@ import { UpstreamKcm } from '../support/upstream';
  * (status and body) must be the same. Then the certificate each serves: self-signed, written to
  * --cert-dir and served again after a restart. Last, both without the delegation kubeconfigs.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const admin = path.join(TEST_DATA_DIR, 'admin.kubeconfig');
 const CONTROLLERS = 'certificatesigningrequest-cleaner-controller';
 const ports = new PortAllocator();
@@ -116,7 +116,7 @@ function certShape(chain: X509Certificate[]): unknown {
 }
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'secport');
+  ns = await freshNamespace(testClusterAccess(), 'secport');
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'secure-port-'));
   tokens.allowed = await tokenOf('metrics-reader');
   tokens.denied = await tokenOf('no-rights');

@@ -1,5 +1,5 @@
 import { AuditLog } from '../support/audit';
-import { eventually, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, testClusterAccess, uniqueName } from '../support/cluster';
 import { eventsFor, listPods, testRest } from '../support/kube';
 import { ManagerProcess, clusterIdentityArgs, startManagerProcess } from '../support/manager';
 
@@ -8,7 +8,7 @@ import { ManagerProcess, clusterIdentityArgs, startManagerProcess } from '../sup
  * kube-system, so upstream's system:controller:* roles bound what each may do. The API server's
  * audit log says who made each write.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 let manager: ManagerProcess;
 let ns: string;
 

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { Client } from '@temporalio/client';
 import { TokenBucket } from '../../activities/kube/token-bucket';
 import { pkiPaths } from '../../starter/local/pki';
-import { eventually, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, clusterIdentityArgs, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -12,7 +12,7 @@ import { TEST_DATA_DIR } from '../support/stack';
  * The token controller fills service-account-token Secrets with a token the API server accepts,
  * removes them with their ServiceAccount, and never lets the token into a history or a log.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const rootCa = fs.readFileSync(pkiPaths(TEST_DATA_DIR).caCert, 'utf8');
 const taskQueue = uniqueName('token-e2e');
 let manager: ManagerProcess;

@@ -2,7 +2,7 @@ import { Client } from '@temporalio/client';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { kubectl } from '../support/nodes';
@@ -24,7 +24,7 @@ import { UpstreamKcm } from '../support/upstream';
  * type, status, reason and message) and the Events about them must be the same under both. Ours is
  * killed with kill -9 once `a` and `b` are blocked and `ds` waits out its grace period.
  */
-const kc = testKubeConfig();
+const kc = testClusterAccess();
 const rest = testRest(kc);
 const CONTROLLERS = 'service-cidr-controller';
 const CIDRS = '/apis/networking.k8s.io/v1/servicecidrs';

@@ -4,9 +4,9 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { SA_CONTROLLER, SA_KIND, SA_NAME, SA_NAMESPACE, SA_UID } from '../../workflows/search-attributes';
 import { smokeWorkflow } from '../support/workflows/smoke';
-import { eventually, freshNamespace, temporalAddress, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, temporalAddress, testClientNodeConfig, uniqueName } from '../support/cluster';
 
-const kc = testKubeConfig();
+const kc = testClientNodeConfig();
 const core = kc.makeApiClient(k8s.CoreV1Api);
 
 function podManifest(name: string, extra: Partial<k8s.V1ObjectMeta> = {}): k8s.V1Pod {

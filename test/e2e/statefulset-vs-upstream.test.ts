@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { eventually, freshNamespace, settledRead, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, settledRead, testClusterAccess, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { OurReplicas } from '../support/manager';
 import { kubectl } from '../support/nodes';
@@ -14,7 +14,7 @@ import { UpstreamKcm } from '../support/upstream';
  * rollout history`, Events) field by field. Claims bind to static hostPath volumes of the run's
  * own class, so the pods are scheduled and kwok makes them Running and Ready.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const upstream = new UpstreamKcm('statefulset');
 const namespaces: string[] = [];
 const classes: string[] = [];
@@ -116,7 +116,7 @@ function stsManifest(ns: string, name: string, cls: string | undefined, extra: R
 }
 
 async function prepare(prefix: string): Promise<{ ns: string; cls: string }> {
-  const ns = await freshNamespace(testKubeConfig(), prefix);
+  const ns = await freshNamespace(testClusterAccess(), prefix);
   namespaces.push(ns);
   const cls = uniqueName(`${prefix}-cls`);
   classes.push(cls);
@@ -242,7 +242,7 @@ test('OrderedReady with claims, scale down and up, a partitioned rolling update,
 }, 600_000);
 
 test('two replicas, one of them killed with kill -9 at each step of an ordered scale-up from 0 to 5: one pod per ordinal, each made after its predecessor was Ready', async () => {
-  const ns = await freshNamespace(testKubeConfig(), 'sts-kill');
+  const ns = await freshNamespace(testClusterAccess(), 'sts-kill');
   namespaces.push(ns);
   const taskQueue = uniqueName('sts-kill');
   const replica = () => ours.start(taskQueue, { controllers: 'statefulset-controller' });

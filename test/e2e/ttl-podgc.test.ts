@@ -1,4 +1,4 @@
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { listPods, PodObject, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 
@@ -7,7 +7,7 @@ import { ManagerProcess, startManagerProcess } from '../support/manager';
  * when the manager restarted in between), and podgc keeps only the newest terminated pods past
  * --terminated-pod-gc-threshold and removes pods bound to a node that does not exist.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const taskQueue = uniqueName('cleanup-e2e');
 // each controller as its own ServiceAccount: the writes must fit upstream's system:controller:* roles
 const args = ['--controllers', 'job,ttl-after-finished,garbagecollector,podgc', '--terminated-pod-gc-threshold', '10', '--use-service-account-credentials',
@@ -39,7 +39,7 @@ async function finishedAt(name: string): Promise<number | undefined> {
 const gone = (path: string) => rest.request('GET', path).then(() => false, (e: { status?: number }) => e.status === 404);
 
 beforeAll(async () => {
-  ns = await freshNamespace(testKubeConfig(), 'cleanup');
+  ns = await freshNamespace(testClusterAccess(), 'cleanup');
 });
 
 afterAll(async () => {

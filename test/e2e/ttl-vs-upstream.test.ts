@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { eventually, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, testClusterAccess, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -11,7 +11,7 @@ import { UpstreamKcm } from '../support/upstream';
  * kube-controller-manager v1.35.4. The extra nodes are bare Node objects (kwok does not run them):
  * the controller counts nodes, it does not care whether they are Ready.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const TTL = 'node.alpha.kubernetes.io/ttl';
 const LABEL = 'temporal-kcm.dev/ttl-e2e';
 const upstream = new UpstreamKcm('ttl');

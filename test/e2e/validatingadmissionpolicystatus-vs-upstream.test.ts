@@ -2,7 +2,7 @@ import { Client } from '@temporalio/client';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, testKubeConfig, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { firstRun } from '../support/runs';
@@ -21,7 +21,7 @@ import { UpstreamKcm } from '../support/upstream';
  * generation 2 after its first check. Ours runs as two replicas; the one that starts checking a
  * batch of policies is killed with kill -9, and every policy of the batch still gets its status.
  */
-const kc = testKubeConfig();
+const kc = testClusterAccess();
 const rest = testRest(kc);
 const VAPS = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';
 const BATCH = 8;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { OurReplicas } from '../support/manager';
 import { kubectl } from '../support/nodes';
@@ -15,7 +15,7 @@ import { UpstreamKcm } from '../support/upstream';
  * or go, the claims made for ephemeral volumes, Events) field by field. Ours runs as two replicas,
  * and the first is killed with kill -9 while pods with ephemeral volumes are being worked on.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const upstream = new UpstreamKcm('volume-protection');
 const namespaces: string[] = [];
 const clusterObjects: string[] = [];
@@ -199,7 +199,7 @@ async function scenario(ns: string, midBurst?: () => Promise<void>): Promise<Rec
 test('PVC, PV and VolumeAttributesClass protection and ephemeral volume claims, as upstream; a replica killed mid-burst', async () => {
   const t0 = Date.now();
   await upstream.start(CONTROLLERS, ['--use-service-account-credentials']);
-  const upstreamNs = await freshNamespace(testKubeConfig(), 'volprot');
+  const upstreamNs = await freshNamespace(testClusterAccess(), 'volprot');
   namespaces.push(upstreamNs);
   const theirs = await scenario(upstreamNs);
   await upstream.stop();
@@ -207,7 +207,7 @@ test('PVC, PV and VolumeAttributesClass protection and ephemeral volume claims, 
   const taskQueue = uniqueName('volprot-e2e');
   const first = await ours.start(taskQueue);
   await ours.start(taskQueue);
-  const ourNs = await freshNamespace(testKubeConfig(), 'volprot');
+  const ourNs = await freshNamespace(testClusterAccess(), 'volprot');
   namespaces.push(ourNs);
   const mine = await scenario(ourNs, async () => {
     await first.kill('SIGKILL');

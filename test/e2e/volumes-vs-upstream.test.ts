@@ -1,4 +1,4 @@
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { OurReplicas } from '../support/manager';
 import { UpstreamKcm } from '../support/upstream';
@@ -10,7 +10,7 @@ import { UpstreamKcm } from '../support/upstream';
  * volume and garbage collector controllers running beside it on both sides. The test steps play
  * the part no controller plays here: an external provisioner making a volume.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const upstream = new UpstreamKcm('volumes');
 const namespaces: string[] = [];
 const classes: string[] = [];
@@ -61,7 +61,7 @@ class Run {
 }
 
 async function newRun(prefix: string): Promise<Run> {
-  const ns = await freshNamespace(testKubeConfig(), prefix);
+  const ns = await freshNamespace(testClusterAccess(), prefix);
   namespaces.push(ns);
   return new Run(uniqueName(prefix), ns);
 }

@@ -4,7 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { Browser, chromium } from 'playwright-core';
 import { repoRoot } from '../../starter/local/paths';
 import { readState, temporalUiUrl } from '../../starter/local/stack';
-import { eventually, freshNamespace, testKubeConfig, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, uniqueName } from '../support/cluster';
 import { listPods, mergePatch, testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -16,7 +16,7 @@ import { TEST_DATA_DIR } from '../support/stack';
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.join(repoRoot, 'test-artifacts');
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const taskQueue = uniqueName('webui-e2e');
 let manager: ManagerProcess;
 let browser: Browser;
@@ -24,7 +24,7 @@ let ns: string;
 
 beforeAll(async () => {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium package (.ci/run does) or set CHROMIUM_PATH`);
-  ns = await freshNamespace(testKubeConfig(), 'webui');
+  ns = await freshNamespace(testClusterAccess(), 'webui');
   manager = await startManagerProcess(taskQueue, ['--controllers', 'replicaset']);
   // flags that keep Chromium from reaching for the network this machine does not have
   browser = await chromium.launch({

@@ -1,11 +1,39 @@
 import { randomBytes } from 'node:crypto';
-import * as k8s from '@kubernetes/client-node';
+import * as fs from 'node:fs';
+import type * as https from 'node:https';
+import type * as k8s from '@kubernetes/client-node';
 import { Connection } from '@temporalio/client';
+import type { ClusterAccess } from '../../activities/kube/kubeconfig';
+import { KubeRest } from '../../activities/kube/rest';
+import { TokenBucket } from '../../activities/kube/token-bucket';
+import { pkiPaths } from '../../starter/local/pki';
 import { adminKubeConfig, readState, stackTemporal } from '../../starter/local/stack';
 import { TEMPORAL_CHANNEL_ARGS, loadTemporalTls, type TemporalTarget } from '../../starter/run-options';
 import { TEST_DATA_DIR } from './stack';
 
-export function testKubeConfig(): k8s.KubeConfig {
+/**
+ * The test stack's admin credentials (its CA and the admin client certificate), as KubeRest takes
+ * them. Read from the stack's own files rather than through @kubernetes/client-node: loading that
+ * library costs each jest test file 4 to 8 s of CPU (its ES modules go through babel and jest's
+ * module registry, one file of ~970 at a time), and only a few tests use its API clients.
+ */
+export function testClusterAccess(): ClusterAccess {
+  const state = readState(TEST_DATA_DIR);
+  if (!state) throw new Error(`no local stack state in ${TEST_DATA_DIR}: did jest global setup run?`);
+  const pki = pkiPaths(TEST_DATA_DIR);
+  const admin = pki.client('admin');
+  const tls = { ca: fs.readFileSync(pki.caCert, 'utf8'), cert: fs.readFileSync(admin.cert, 'utf8'), key: fs.readFileSync(admin.key, 'utf8') };
+  const server = `https://127.0.0.1:${state.ports.apiserver}`;
+  return {
+    getCurrentCluster: () => ({ server }),
+    applyToHTTPSOptions: async (opts: https.RequestOptions) => {
+      Object.assign(opts, tls);
+    },
+  };
+}
+
+/** The admin kubeconfig as @kubernetes/client-node's KubeConfig, for a test that uses the library's API clients. */
+export function testClientNodeConfig(): k8s.KubeConfig {
   return adminKubeConfig(TEST_DATA_DIR);
 }
 
@@ -34,11 +62,11 @@ export function uniqueName(prefix: string): string {
  * tests run only the controllers they exercise, not the serviceaccount controller, and the
  * ServiceAccount admission plugin rejects pods in a namespace without that account.
  */
-export async function freshNamespace(kc: k8s.KubeConfig, prefix: string): Promise<string> {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
+export async function freshNamespace(access: ClusterAccess, prefix: string): Promise<string> {
+  const rest = new KubeRest(access, new TokenBucket(0, 0));
   const name = uniqueName(`t-${prefix}`);
-  await core.createNamespace({ body: { metadata: { name, labels: { 'temporal-kcm.dev/test': prefix } } } });
-  await core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: 'default' } } });
+  await rest.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'temporal-kcm.dev/test': prefix } } } });
+  await rest.request('POST', `/api/v1/namespaces/${name}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });
   return name;
 }
 

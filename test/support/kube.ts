@@ -1,11 +1,11 @@
-import * as k8s from '@kubernetes/client-node';
+import type { ClusterAccess } from '../../activities/kube/kubeconfig';
 import { ApiError, KubeRest } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
 import type { KubeObject } from '../../activities/kube/projections';
-import { testKubeConfig } from './cluster';
+import { testClusterAccess } from './cluster';
 
 /** Plain REST against the test cluster (no client-side rate limit), for arbitrary patches. */
-export function testRest(kc: k8s.KubeConfig = testKubeConfig()): KubeRest {
+export function testRest(kc: ClusterAccess = testClusterAccess()): KubeRest {
   return new KubeRest(kc, new TokenBucket(0, 0));
 }
 

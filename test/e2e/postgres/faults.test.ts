@@ -3,7 +3,7 @@ import type { KubeObject } from '../../../activities/kube/projections';
 import { readState, status, temporalUiUrl, up } from '../../../starter/local/stack';
 import { AuditLog } from '../../support/audit';
 import { runCli } from '../../support/cli';
-import { eventually, freshNamespace, testKubeConfig, testTemporalConnection, uniqueName } from '../../support/cluster';
+import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../../support/cluster';
 import { cleanNamespace, controllerUid, listPods, livePods, mergePatch, podImage, testRest } from '../../support/kube';
 import { ManagerProcess, startManagerProcess } from '../../support/manager';
 import { TEST_DATA_DIR, TEST_TEMPORAL } from '../../support/stack';
@@ -19,7 +19,7 @@ import { uiObjectRuns } from '../../support/web-ui';
  * duplicate and no lost write), and `why` and the Web UI (the UI server's API, as its pages read
  * it) showing the Deployment's reconciles from before and after the fault.
  */
-const rest = testRest(testKubeConfig());
+const rest = testRest(testClusterAccess());
 const REPLICAS = 200;
 const ARGS = ['--use-service-account-credentials', '--kube-api-qps', '200', '--kube-api-burst', '400'];
 const taskQueue = uniqueName('pg-faults');
@@ -126,7 +126,7 @@ const eventKey = (e: TimelineEntry) => `${e.workflowId} ${e.runId} ${e.eventId}`
 
 beforeAll(async () => {
   if (TEST_TEMPORAL !== 'postgres') throw new Error('these tests run on the postgres topology: npm run test:postgres');
-  ns = await freshNamespace(testKubeConfig(), 'pg-faults');
+  ns = await freshNamespace(testClusterAccess(), 'pg-faults');
   managers.push(await startManagerProcess(taskQueue, ARGS, { controllers: 'replicaset,deployment' }), await startManagerProcess(taskQueue, ARGS, { controllers: 'replicaset,deployment' }));
   connection = await testTemporalConnection();
 });
