@@ -80,15 +80,51 @@ function keep(label: string, state: unknown): void {
   fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', `endpoints-compare-${label}.json`), JSON.stringify(state, null, 1));
 }
 
-async function settled(): Promise<Awaited<ReturnType<typeof snapshot>>> {
+type Snapshot = Awaited<ReturnType<typeof snapshot>>;
+
+/**
+ * What the controllers' output still lacks of the pods ('' once caught up): each Service with a selector has its
+ * Endpoints, with one ready address per ready pod that is not terminating (`web`, whose not-ready
+ * pods are listed apart), and slices holding one endpoint per selected pod (terminating ones
+ * included). Two equal reads alone are not enough: on a loaded machine a controller can pause
+ * longer than the gap between them in the middle of its first writes.
+ */
+async function lagging(snap: Snapshot): Promise<string> {
+  const pods = await listPods(rest, ns, 'app=web');
+  const live = pods.filter((p) => !p.metadata.deletionTimestamp);
+  const ready = live.filter((p) => (p.status as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  type Address = { targetRef?: { name?: string } };
+  const endpoints = snap.endpoints as Array<{ name: string; subsets: Array<{ addresses: Address[]; notReadyAddresses: Address[] }> }>;
+  const web = endpoints.find((e) => e.name === 'web');
+  // a pod is in a subset per port set it resolves (http's and metrics'): counted once, by name
+  const count = (k: 'addresses' | 'notReadyAddresses') => new Set((web?.subsets ?? []).flatMap((s) => s[k].map((a) => a.targetRef?.name))).size;
+  const perService = (name: string) => (snap.flat as Array<{ service?: string }>).filter((e) => e.service === name).length;
+  const want = {
+    endpoints: 'web,web-headless', webReady: ready.length, webNotReady: live.length - ready.length, webSliced: pods.length, headlessSliced: pods.length,
+  };
+  const have = {
+    endpoints: endpoints.map((e) => e.name).join(','), webReady: count('addresses'), webNotReady: count('notReadyAddresses'),
+    webSliced: perService('web'), headlessSliced: perService('web-headless'),
+  };
+  return JSON.stringify(have) === JSON.stringify(want) ? '' : `want ${JSON.stringify(want)}, have ${JSON.stringify(have)}`;
+}
+
+/** The generated objects once the controllers have caught up and nothing changes for 2 s. */
+async function settled(): Promise<Snapshot> {
+  let behind = 'never settled';
   let prev = JSON.stringify(await snapshot());
   return eventually('endpoints settled', async () => {
     await new Promise((r) => setTimeout(r, 2000));
     const cur = JSON.stringify(await snapshot());
-    const same = cur === prev && (JSON.parse(cur) as { slices: unknown[] }).slices.length > 0;
+    const same = cur === prev;
     prev = cur;
-    return same ? (JSON.parse(cur) as Awaited<ReturnType<typeof snapshot>>) : undefined;
-  }, 120_000, 0);
+    if (!same) return undefined;
+    const snap = JSON.parse(cur) as Snapshot;
+    behind = await lagging(snap);
+    return behind === '' ? snap : undefined;
+  }, 120_000, 0).catch((e: Error) => {
+    throw new Error(`${e.message}; the controllers' output, settled but behind the pods: ${behind}`);
+  });
 }
 
 function pod(i: number) {
