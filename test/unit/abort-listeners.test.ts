@@ -1,4 +1,4 @@
-import { fakeServerKubeConfig } from '../support/fake-kubeconfig';
+import { plainHttpAccess } from '../support/plain-http-access';
 import { EventEmitter, getEventListeners } from 'node:events';
 import { KubeRest, onAbort } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
@@ -98,7 +98,7 @@ describe('KubeRest.watch on the informers\' one signal', () => {
     const server = fakeWatchServer();
     const w = watchWarnings();
     try {
-      const rest = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
+      const rest = new KubeRest(plainHttpAccess(), new TokenBucket(0, 0));
       const ac = new AbortController();
       const events: string[] = [];
       const watches = Array.from({ length: 25 }, (_, i) =>
@@ -121,7 +121,7 @@ describe('KubeRest.watch on the informers\' one signal', () => {
   test('a watch the server ends unsubscribes; the others keep the one listener', async () => {
     const server = fakeWatchServer();
     try {
-      const rest = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
+      const rest = new KubeRest(plainHttpAccess(), new TokenBucket(0, 0));
       const ac = new AbortController();
       const a = rest.watch('/api/v1/pods?watch=1', () => undefined, ac.signal);
       const b = rest.watch('/api/v1/nodes?watch=1', () => undefined, ac.signal);
@@ -142,7 +142,7 @@ describe('KubeRest.watch on the informers\' one signal', () => {
     try {
       const ac = new AbortController();
       ac.abort();
-      await new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0)).watch('/api/v1/pods?watch=1', () => undefined, ac.signal);
+      await new KubeRest(plainHttpAccess(), new TokenBucket(0, 0)).watch('/api/v1/pods?watch=1', () => undefined, ac.signal);
       expect(server.responses).toHaveLength(0);
     } finally {
       server.restore();

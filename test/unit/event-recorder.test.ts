@@ -1,10 +1,10 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
 import { ApiError, CALL_RETRIES, KubeRest } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
 import { createEventRecorder, eventWriteRetryable, type RecordEvent } from '../../activities/kube/events';
+import { plainHttpAccess } from '../support/plain-http-access';
 
 const target = { apiVersion: 'batch/v1', kind: 'CronJob', namespace: 'ns', name: 'c', uid: 'u1' };
 
@@ -42,11 +42,7 @@ describe('event writes', () => {
         });
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-      const kc = new k8s.KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-        users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-      });
+      const kc = plainHttpAccess(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
       record = createEventRecorder(new KubeRest(kc, new TokenBucket(0, 0)), 'test', pino({ level: 'silent' }), { maxTries: 3, sleepMs: 50 });
     });
     afterAll(() => new Promise<void>((r) => server.close(() => r())));

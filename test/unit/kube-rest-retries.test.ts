@@ -1,8 +1,8 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as k8s from '@kubernetes/client-node';
 import { ApiError, CALL_RETRIES, KubeRest, callRetryDelayMs } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
+import { plainHttpAccess } from '../support/plain-http-access';
 
 const err = (status: number, retryAfter?: number) => new ApiError(status, 'x', `x ${status}`, retryAfter);
 
@@ -46,11 +46,7 @@ describe('retries inside one API call', () => {
         res.end('{"ok":true}');
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-      const kc = new k8s.KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-        users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x',
-      });
+      const kc = plainHttpAccess(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
       rest = new KubeRest(kc, new TokenBucket(0, 0));
     });
     afterAll(() => new Promise<void>((r) => server.close(() => r())));

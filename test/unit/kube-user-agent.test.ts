@@ -1,4 +1,4 @@
-import { fakeServerKubeConfig } from '../support/fake-kubeconfig';
+import { plainHttpAccess } from '../support/plain-http-access';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EventEmitter } from 'node:events';
@@ -135,7 +135,7 @@ describe('KubeRest sends them', () => {
   test('the User-Agent goes on every request, the default one without a name', async () => {
     const http = fakeHttp({ items: [] });
     try {
-      const rest = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
+      const rest = new KubeRest(plainHttpAccess(), new TokenBucket(0, 0));
       await rest.request('GET', '/api/v1/pods');
       await rest.request('POST', '/api/v1/namespaces/a/configmaps', { body: { metadata: { name: 'c' } } });
       expect(http.calls.map((c) => c.opts.headers?.['User-Agent'])).toEqual([defaultUserAgent(), defaultUserAgent()]);
@@ -149,7 +149,7 @@ describe('KubeRest sends them', () => {
   test("each controller's client carries its own; without service accounts they share the manager's", async () => {
     const http = fakeHttp({});
     try {
-      const root = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
+      const root = new KubeRest(plainHttpAccess(), new TokenBucket(0, 0));
       const clientOf = controllerClients(root, false, 20, 30, pino({ level: 'silent' }));
       const rs = clientOf('replicaset-controller');
       expect(clientOf('replicaset-controller')).toBe(rs);
@@ -169,7 +169,7 @@ describe('KubeRest sends them', () => {
   test('a controller upstream gives a faster client gets its scaled bucket (namespace: 20x QPS, 100x burst)', async () => {
     const http = fakeHttp({});
     try {
-      const root = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
+      const root = new KubeRest(plainHttpAccess(), new TokenBucket(0, 0));
       const clientOf = controllerClients(root, false, 1, 1, pino({ level: 'silent' }));
       const fast = clientOf('namespace-controller', { qps: 20, burst: 100 });
       const plain = clientOf('job-controller');
@@ -187,7 +187,7 @@ describe('KubeRest sends them', () => {
   });
 
   test('with service accounts each client names its account', () => {
-    const root = new KubeRest(fakeServerKubeConfig(), new TokenBucket(0, 0));
+    const root = new KubeRest(plainHttpAccess(), new TokenBucket(0, 0));
     const clientOf = controllerClients(root, true, 20, 30, pino({ level: 'silent' }));
     expect(clientOf('endpoint-controller').userAgent).toBe(`${defaultUserAgent()}/system:serviceaccount:kube-system:endpoint-controller`);
     expect(root.withUserAgent('x', new TokenBucket(0, 0)).withAuth({ token: async () => 't', invalidate: () => undefined }, new TokenBucket(0, 0)).userAgent).toBe('x');
