@@ -7,7 +7,7 @@ import { nodeLifecycleWorkflowId } from '../../workflows/node-lifecycle/workflow
 import { eventually, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
-import { NodeObject, setSilent } from '../support/nodes';
+import { NodeObject, deleteTestNodes, setSilent } from '../support/nodes';
 import { TEST_DATA_DIR } from '../support/stack';
 import { UpstreamKcm } from '../support/upstream';
 
@@ -151,7 +151,7 @@ afterAll(async () => {
   await ours?.kill();
   await second?.kill();
   await connection?.close();
-  await rest.request('DELETE', `/api/v1/nodes?labelSelector=${encodeURIComponent(MARK)}`).catch(() => undefined);
+  await deleteTestNodes(rest, ZONES.flatMap((_, z) => Array.from({ length: PER_ZONE }, (_, i) => nodeName(z, i))));
 });
 
 test('three zones of 24 nodes, one dark and another mostly silent: zone states and the eviction rate as upstream', async () => {

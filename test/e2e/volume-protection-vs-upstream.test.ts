@@ -32,7 +32,18 @@ afterEach(() => ours.stopAfter(upstream));
 afterAll(async () => {
   await ours.stopAfter(upstream);
   for (const p of clusterObjects) await rest.request('DELETE', p).catch(() => undefined);
-  for (const ns of namespaces) await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+  // the claims go too, finalizers and all: no controller runs any more to release them, and a
+  // later file's garbage collector would otherwise work through every one whose pod is gone
+  // before it reached its own objects
+  for (const ns of namespaces) {
+    const claims = (await rest.request<{ items: Obj[] }>('GET', `/api/v1/namespaces/${ns}/persistentvolumeclaims`).catch(() => undefined))?.body.items ?? [];
+    for (const c of claims) {
+      const at = `/api/v1/namespaces/${ns}/persistentvolumeclaims/${c.metadata.name}`;
+      await rest.request('PATCH', at, { body: { metadata: { finalizers: null } }, contentType: 'application/merge-patch+json' }).catch(() => undefined);
+      await rest.request('DELETE', at).catch(() => undefined);
+    }
+    await rest.request('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+  }
 });
 
 type Meta = {
