@@ -1,6 +1,7 @@
 /**
  * `npm run test:unit`: every test that needs no local stack, without jest.config.js's
- * globalSetup/globalTeardown (which build and start etcd, kube-apiserver, kwok and Temporal).
+ * globalSetup/globalTeardown (which build and start etcd, kube-apiserver, kwok and Temporal); its
+ * own only make room for the one workflow bundle the workflow and replay tests share.
  * `npm test` still runs all of these too, with the full config.
  *
  * test/workflow/ runs workflows on a Temporal dev server started from the temporal CLI binary the
@@ -22,6 +23,9 @@ if (!temporal) {
 module.exports = {
   ...shared,
   roots: ['<rootDir>/test/unit', ...(temporal ? ['<rootDir>/test/workflow'] : [])],
+  // one webpack run of the workflows for every file that needs them (test/support/shared-workflow-bundle.ts)
+  globalSetup: '<rootDir>/test/support/unit-global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/unit-global-teardown.ts',
   // jest's default leaves a core idle (one worker on two cores); the workflow tests mostly wait on
   // the dev server's timers, so every core runs a test file
   maxWorkers: '100%',

@@ -7,6 +7,7 @@ import type { KcmSinks } from '../../workflows/runtime/sinks';
 import { STATE_QUERY, type LoopState } from '../../workflows/runtime/object-loop';
 import { DATA_CONVERTER } from '../../workers/payload-codec';
 import { noopSinks } from '../../starter/replay/replay';
+import { isProjectWorkflows, projectWorkflowBundle } from './shared-workflow-bundle';
 
 /** Sinks that drop what workflows report: the tests read state through queries and histories. */
 export const SILENT_SINKS: InjectedSinks<KcmSinks> = noopSinks;
@@ -36,7 +37,7 @@ export async function startWorkflowEnv(o: { taskQueue: string; workflowsPath: st
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue: o.taskQueue,
-    workflowsPath: o.workflowsPath,
+    ...(isProjectWorkflows(o.workflowsPath) ? { workflowBundle: await projectWorkflowBundle() } : { workflowsPath: o.workflowsPath }),
     activities: o.activities,
     sinks: SILENT_SINKS,
     dataConverter: DATA_CONVERTER,

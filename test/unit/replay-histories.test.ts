@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { bundleWorkflows, replayHistory, replayMany } from '../../starter/replay/replay';
+import { replayHistory, replayMany } from '../../starter/replay/replay';
+import { projectWorkflowCode } from '../support/shared-workflow-bundle';
 
 /**
  * Guarantee 2: histories recorded from real runs must replay against the current workflow code.
@@ -15,11 +16,11 @@ const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
 const historyOf = (file: string) => historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')));
 
-// one webpack run and one replay worker for every history, as a worker after a deploy has
+// one bundle (the unit run's shared one) and one replay worker for every history, as a worker after a deploy has
 let bundle: WorkflowBundleWithSourceMap;
 let failures: Map<string, Error | undefined>;
 beforeAll(async () => {
-  bundle = await bundleWorkflows();
+  bundle = await projectWorkflowCode();
   failures = await replayMany(bundle, files.map((file) => ({ workflowId: file, history: historyOf(file) })));
 }, 120_000);
 
