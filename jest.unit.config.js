@@ -27,7 +27,9 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/unit-global-setup.ts',
   globalTeardown: '<rootDir>/test/support/unit-global-teardown.ts',
   // jest's default leaves a core idle (one worker on two cores); the workflow tests mostly wait on
-  // the dev server's timers, so there is a file more than cores (2026-11-29, 2 cores, warm: 73.8 s
-  // with two workers, 67.5 s with three, 68.8 s with four)
-  maxWorkers: '150%',
+  // the dev server's timers, so every core runs a test file. Not more: three workers on two cores
+  // took a warm run from 73.8 s to 67.5 s, but from a clean clone (every transform cold, each
+  // worker babel-compiling @kubernetes/client-node at once) files took 200 s and the workflow
+  // tests' dev servers missed the SDK's 5 s start limit (2026-11-29)
+  maxWorkers: '100%',
 };
