@@ -701,7 +701,8 @@ export async function up(opts: UpOptions): Promise<StackState> {
   });
 }
 
-function adminTarget(ctx: Pick<Ctx, 'ports' | 'pki'>): KubeTarget {
+/** The cluster as its admin reaches it: the API server's address, the CA and the admin client certificate. */
+export function adminTarget(ctx: Pick<Ctx, 'ports' | 'pki'>): KubeTarget {
   const admin = ctx.pki.client('admin');
   return {
     server: `https://127.0.0.1:${ctx.ports.apiserver}`,

@@ -26,6 +26,11 @@ export function laneSeconds(lane: readonly TimedFile[]): number {
   return lane.reduce((s, f) => s + f.seconds, 0);
 }
 
+/** The lane with the least work (ties: the lower lane). */
+function lightest(lanes: readonly TimedFile[][]): TimedFile[] {
+  return lanes.reduce((best, l) => (laneSeconds(l) < laneSeconds(best) ? l : best));
+}
+
 /**
  * Longest first, each into the lane with the least work so far (ties: the lower lane). Within a
  * lane the longest file runs first, so a lane's tail is its short files.
@@ -34,11 +39,7 @@ export function balance(files: readonly TimedFile[], laneCount: number): TimedFi
   if (!Number.isInteger(laneCount) || laneCount < 1) throw new Error(`lane count ${laneCount}: want a whole number >= 1`);
   const lanes: TimedFile[][] = Array.from({ length: laneCount }, () => []);
   const sorted = [...files].sort((a, b) => b.seconds - a.seconds || a.file.localeCompare(b.file));
-  for (const f of sorted) {
-    let best = 0;
-    for (let i = 1; i < lanes.length; i++) if (laneSeconds(lanes[i]) < laneSeconds(lanes[best])) best = i;
-    lanes[best].push(f);
-  }
+  for (const f of sorted) lightest(lanes).push(f);
   return lanes;
 }
 
@@ -63,11 +64,7 @@ export function lanesFor(
     return { lanes: balance(files, laneCount), unmeasured: unmeasured.filter((f) => wanted.has(f)), gone };
   }
   const lanes = plan.lanes.map((lane) => lane.filter((f) => present.has(f.file)));
-  for (const file of unmeasured) {
-    let best = 0;
-    for (let i = 1; i < lanes.length; i++) if (laneSeconds(lanes[i]) < laneSeconds(lanes[best])) best = i;
-    lanes[best].push({ file, seconds: DEFAULT_SECONDS });
-  }
+  for (const file of unmeasured) lightest(lanes).push({ file, seconds: DEFAULT_SECONDS });
   return { lanes, unmeasured, gone };
 }
 

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
 import type * as https from 'node:https';
 import type * as k8s from '@kubernetes/client-node';
 import { Connection } from '@temporalio/client';
@@ -7,7 +6,7 @@ import type { ClusterAccess } from '../../activities/kube/kubeconfig';
 import { KubeRest } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
 import { pkiPaths } from '../../starter/local/pki';
-import { adminKubeConfig, readState, stackTemporal } from '../../starter/local/stack';
+import { adminKubeConfig, adminTarget, readState, stackTemporal } from '../../starter/local/stack';
 import { TEMPORAL_CHANNEL_ARGS, loadTemporalTls, type TemporalTarget } from '../../starter/run-options';
 import { TEST_DATA_DIR } from './stack';
 
@@ -20,14 +19,11 @@ import { TEST_DATA_DIR } from './stack';
 export function testClusterAccess(): ClusterAccess {
   const state = readState(TEST_DATA_DIR);
   if (!state) throw new Error(`no local stack state in ${TEST_DATA_DIR}: did jest global setup run?`);
-  const pki = pkiPaths(TEST_DATA_DIR);
-  const admin = pki.client('admin');
-  const tls = { ca: fs.readFileSync(pki.caCert, 'utf8'), cert: fs.readFileSync(admin.cert, 'utf8'), key: fs.readFileSync(admin.key, 'utf8') };
-  const server = `https://127.0.0.1:${state.ports.apiserver}`;
+  const { server, ca, cert, key } = adminTarget({ ports: state.ports, pki: pkiPaths(TEST_DATA_DIR) });
   return {
     getCurrentCluster: () => ({ server }),
     applyToHTTPSOptions: async (opts: https.RequestOptions) => {
-      Object.assign(opts, tls);
+      Object.assign(opts, { ca, cert, key });
     },
   };
 }
