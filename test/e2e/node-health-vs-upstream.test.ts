@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, settledRead, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { LoopState, STATE_QUERY } from '../../workflows/runtime/object-loop';
@@ -306,11 +306,15 @@ async function silentNodeScenario(ns: string, node: string): Promise<unknown> {
     return ready && taints.length === 0 ? { taints: taints.map((t) => `${t.key}:${t.effect}`), afterSeconds: Math.round((Date.now() - revivedAt) / 10_000) * 10 } : undefined;
   }, 60_000, 500);
 
-  const events = (await rest.request<{ items: Event[] }>('GET', '/api/v1/namespaces/default/events')).body.items
-    .filter((e) => e.involvedObject.name === node).map((e) => `${e.type} ${e.reason} ${e.source?.component}: ${e.message.replaceAll(node, 'NODE')} x${e.count ?? 1}`).sort();
-  const podEvents = (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items
-    .filter((e) => !e.involvedObject.name.startsWith('web') && ['NodeNotReady', 'TaintManagerEviction'].includes(e.reason))
-    .map((e) => `${e.involvedObject.name}: ${e.type} ${e.reason} ${e.source?.component}: ${e.message.replace(ns, 'NS')} x${e.count ?? 1}`).sort();
+  // the taints' removal and the eviction controller's answer to it (cancelling plain's countdown,
+  // an Event) are separate writes of separate controllers: read the Events once they stop changing
+  const { events, podEvents } = await settledRead('the Events after the node came back', async () => ({
+    events: (await rest.request<{ items: Event[] }>('GET', '/api/v1/namespaces/default/events')).body.items
+      .filter((e) => e.involvedObject.name === node).map((e) => `${e.type} ${e.reason} ${e.source?.component}: ${e.message.replaceAll(node, 'NODE')} x${e.count ?? 1}`).sort(),
+    podEvents: (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items
+      .filter((e) => !e.involvedObject.name.startsWith('web') && ['NodeNotReady', 'TaintManagerEviction'].includes(e.reason))
+      .map((e) => `${e.involvedObject.name}: ${e.type} ${e.reason} ${e.source?.component}: ${e.message.replace(ns, 'NS')} x${e.count ?? 1}`).sort(),
+  }), 30_000);
   const out = { webOnNode, seen, silentView, replicaSet, back, events, podEvents };
   fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', `node-health-silent-${ns}.json`), JSON.stringify(out, null, 1));
   return out;
