@@ -1,5 +1,7 @@
 import type { RouteContext } from '../../workers/descriptor';
 import type { RouteFamily } from '../informers/family';
+import { PODS_BY_NODE } from '../informers/indexes';
+import type { Store } from '../informers/store';
 import { RESOURCES } from '../kube/resources';
 import type { KubeObject } from '../kube/projections';
 import { flagValue } from '../../workers/flags';
@@ -46,6 +48,10 @@ export function nodeLifecycleRoutes({ input, signaller, cache, baseTaskQueue }: 
   const tracker = new NodeHealthTracker();
   /** each node's last report as sent, without its probe time */
   const sent = new Map<string, string>();
+  // Each store's listeners can be called while it is registered (a store another controller listed
+  // already replays its objects), before the other store exists: hence the two are read as optional.
+  let nodes: Store | undefined;
+  let pods: Store | undefined;
 
   const queue = (event: NodeLifecycleEvent) => {
     const args: NodeLifecycleWorkflowInput = { settings, tuning: input.tuning };
@@ -69,6 +75,8 @@ export function nodeLifecycleRoutes({ input, signaller, cache, baseTaskQueue }: 
       notReadyTaint: hasTaint(n, TAINT_NOT_READY),
       noScheduleOutOfSync: diff.add.length + diff.remove.length > 0,
       labelsOutOfSync: Object.keys(labelsToReconcile(n.metadata?.labels)).length > 0,
+      // unknown until the pods are listed; then the report goes again (a pass skips a bare node's pod list)
+      ...(pods?.synced ? { hasPods: pods.byIndex(PODS_BY_NODE, name).length > 0 } : {}),
     };
   };
 
@@ -82,7 +90,7 @@ export function nodeLifecycleRoutes({ input, signaller, cache, baseTaskQueue }: 
     queue({ nodes: { [name]: r } });
   };
 
-  const nodes = cache.watch(RESOURCES.nodes, LIFECYCLE_NODE_FIELDS, {
+  nodes = cache.watch(RESOURCES.nodes, LIFECYCLE_NODE_FIELDS, {
     onEvent(ev) {
       const now = Date.now();
       if (ev.type === 'deleted') {
@@ -113,27 +121,45 @@ export function nodeLifecycleRoutes({ input, signaller, cache, baseTaskQueue }: 
     },
   });
 
-  cache.watch(RESOURCES.pods, LIFECYCLE_POD_FIELDS, {
+  /** Sends the named node's report again if it changed (whether it has pods). */
+  const resend = (name: string) => {
+    const n = name ? nodes?.getByName('', name) : undefined;
+    if (n) send(n as NodeObject, Date.now());
+  };
+  pods = cache.watch(RESOURCES.pods, LIFECYCLE_POD_FIELDS, {
+    onListed() {
+      for (const n of nodes?.list() ?? []) resend(n.metadata?.name ?? '');
+    },
     onEvent(ev) {
+      // a pod bound, moved or gone: its node may have gained its first pod or lost its last (lists end in onListed)
+      const was = ev.type === 'added' ? '' : nodeNameOf(ev.old);
+      const is = ev.type === 'deleted' ? '' : nodeNameOf(ev.obj);
+      if (ev.source === 'watch' && was !== is) {
+        resend(was);
+        resend(is);
+      }
       // upstream's pod handler: a pod newly bound (or seen for the first time since start-up) on a node that is not Ready
       if (ev.type === 'deleted' || ev.source !== 'watch') return;
       const node = nodeNameOf(ev.obj);
       if (!node || (ev.type === 'updated' && nodeNameOf(ev.old) === node)) return;
       const ready = (ev.obj as PodObject).status?.conditions?.find((c) => c.type === 'Ready');
       if (ready?.status === 'False') return;
-      const n = nodes.getByName('', node) as NodeObject | undefined;
+      const n = nodes?.getByName('', node) as NodeObject | undefined;
       const nodeReady = n ? readyOf(n)?.status : undefined;
       if (!n || nodeReady === undefined || nodeReady === 'True') return;
       queue({ pods: [{ namespace: ev.obj.metadata?.namespace ?? '', name: ev.obj.metadata?.name ?? '', node }] });
     },
   });
+  pods.addIndex(PODS_BY_NODE);
+  // a store already listed by another controller replayed its pods before it was indexed here
+  if (pods.synced) for (const n of nodes.list()) resend(n.metadata?.name ?? '');
 
   return {
     sizes: () => ({ nodeHealth: tracker.size }),
     periodic: {
       everyMs: flagValue(input.flags, NODE_MONITOR_PERIOD),
       run(nowMs) {
-        for (const n of nodes.list()) send(n as NodeObject, nowMs);
+        for (const n of nodes?.list() ?? []) send(n as NodeObject, nowMs);
       },
     },
   };

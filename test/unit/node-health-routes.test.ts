@@ -120,8 +120,29 @@ describe('node lifecycle routes', () => {
     sent.length = 0;
     h(RESOURCES.pods).event('ADDED', pod('p1', 'n1', [], '2'));
     h(RESOURCES.pods).event('ADDED', pod('p2', 'n2', [], '3'));
-    expect(sent.map((s) => s.event)).toEqual([{ pods: [{ namespace: 'a', name: 'p1', node: 'n1' }] }]);
+    // besides each node's report saying it now has pods
+    expect(sent.filter((s) => !s.event.nodes).map((s) => s.event)).toEqual([{ pods: [{ namespace: 'a', name: 'p1', node: 'n1' }] }]);
+    expect(sent.filter((s) => s.event.nodes).map((s) => Object.entries(s.event.nodes!).map(([n, r]) => [n, r.hasPods]))).toEqual([[['n1', true]], [['n2', true]]]);
   });
+});
+
+test('node lifecycle routes: a node\'s report says whether pods are bound to it, once the pods are listed, and goes again when that changes', () => {
+  const { sent, h } = routeHarness<NodeLifecycleEvent>(nodeLifecycleRoutes, { controllers: ['nodelifecycle'] });
+  h(RESOURCES.leases).relisted([], '1');
+  h(RESOURCES.nodes).relisted([node('n1', { ready: 'True' }), node('n2', { ready: 'True' })], '1');
+  const hasPods = () => sent.map((s) => Object.entries(s.event.nodes ?? {}).map(([n, r]) => `${n}:${r.hasPods}`)).flat();
+  // not known before the pods are listed: the workflow then lists a node's pods
+  expect(hasPods()).toEqual(['n1:undefined', 'n2:undefined']);
+  sent.length = 0;
+  h(RESOURCES.pods).relisted([pod('p1', 'n1')], '1');
+  expect(hasPods()).toEqual(['n1:true', 'n2:false']);
+  sent.length = 0;
+  // a second pod on n1 changes nothing; n2's first pod and n1's pods leaving do
+  h(RESOURCES.pods).event('ADDED', pod('p2', 'n1', [], '2'));
+  h(RESOURCES.pods).event('ADDED', pod('p3', 'n2', [], '3'));
+  h(RESOURCES.pods).event('DELETED', pod('p1', 'n1', [], '4'));
+  h(RESOURCES.pods).event('DELETED', pod('p2', 'n1', [], '5'));
+  expect(hasPods()).toEqual(['n2:true', 'n1:false']);
 });
 
 test('node lifecycle routes: a relist sends every node again, changed or not', () => {

@@ -24,6 +24,11 @@ export interface NodeReport {
   /** the NoSchedule condition taints, or the beta OS and arch labels, disagree with the node */
   noScheduleOutOfSync: boolean;
   labelsOutOfSync: boolean;
+  /**
+   * whether any pod is bound to the node, as the informer's pods say; absent until they are listed
+   * (and in reports of runs from before it was sent): the node's pods are then listed to be sure
+   */
+  hasPods?: boolean;
 }
 
 /** A pod bound to a node that is not Ready (upstream's pod handler): its Ready condition goes False. */

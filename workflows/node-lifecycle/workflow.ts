@@ -206,7 +206,9 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
       await taintByReadiness(name, r, current);
       const wentNotReady = current !== 'True' && observed.get(name) === 'True';
       if (wentNotReady) await nodeEvent(name, r.uid, 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
-      if (wentNotReady || (retry.has(name) && observed.get(name) !== 'True')) {
+      // a node known to have no pods has none to mark: its pass costs no pod list (runs whose
+      // reports never said replay as they ran, listing every node's pods)
+      if ((wentNotReady || (retry.has(name) && observed.get(name) !== 'True')) && r.hasPods !== false) {
         try {
           await batches.markPodsNotReady({ node: name, reason: `node ${name} is ${current === 'Unknown' ? 'unreachable' : 'not ready'}` });
         } catch (e) {
