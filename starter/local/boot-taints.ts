@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type * as k8s from '@kubernetes/client-node';
-import { clientNode } from './client-node';
-import { KWOK_NODE_LABEL } from './nodes';
+import type { KubeTarget } from './metrics/kube';
+import { nodesTainted } from './nodes';
 import { repoRoot } from './paths';
 import { informerWorkflowId } from '../../workflows/informer';
 import { nodeLifecycleWorkflowId } from '../../workflows/node-lifecycle/workflow';
@@ -16,11 +15,7 @@ export const BOOT_TASK_QUEUE = 'temporal-kcm-local-up';
 const NOT_READY = 'node.kubernetes.io/not-ready';
 
 /** Stack nodes still carrying the taint the TaintNodesByCondition admission plugin gives every new node. */
-async function taintedNodes(kc: k8s.KubeConfig): Promise<string[]> {
-  const core = kc.makeApiClient(clientNode().CoreV1Api);
-  const list = await core.listNode({ labelSelector: `${KWOK_NODE_LABEL}=true` });
-  return list.items.filter((n) => (n.spec?.taints ?? []).some((t) => t.key === NOT_READY && t.effect === 'NoSchedule')).map((n) => n.metadata!.name!);
-}
+const taintedNodes = (t: KubeTarget) => nodesTainted(t, NOT_READY, 'NoSchedule');
 
 /**
  * New nodes come up tainted not-ready (the apiserver's TaintNodesByCondition admission plugin),
@@ -30,8 +25,8 @@ async function taintedNodes(kc: k8s.KubeConfig): Promise<string[]> {
  * lifecycle controller, on a task queue of its own, until its nodes are untainted, then stops it
  * and ends its workflows.
  */
-export async function liftBootTaints(o: { kc: k8s.KubeConfig; dataDir: string; temporal: TemporalTarget; timeoutMs: number; log: (l: string) => void }): Promise<void> {
-  if ((await taintedNodes(o.kc)).length === 0) return;
+export async function liftBootTaints(o: { kube: KubeTarget; dataDir: string; temporal: TemporalTarget; timeoutMs: number; log: (l: string) => void }): Promise<void> {
+  if ((await taintedNodes(o.kube)).length === 0) return;
   const logFile = path.join(o.dataDir, 'logs', 'node-lifecycle-boot.log');
   const out = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [
@@ -53,7 +48,7 @@ export async function liftBootTaints(o: { kc: k8s.KubeConfig; dataDir: string; t
     const deadline = Date.now() + o.timeoutMs;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the node lifecycle controller exited with ${child.exitCode}; see ${logFile}`);
-      const left = await taintedNodes(o.kc);
+      const left = await taintedNodes(o.kube);
       if (left.length === 0) break;
       if (Date.now() > deadline) throw new Error(`nodes still tainted ${NOT_READY} (${left.join(', ')}); see ${logFile}`);
       await new Promise((r) => setTimeout(r, 250));

@@ -1,6 +1,6 @@
 import type * as k8s from '@kubernetes/client-node';
-import { clientNode } from './client-node';
-import { nodeName } from './nodes';
+import type { KubeTarget } from './metrics/kube';
+import { nodeName, setupRequest } from './nodes';
 
 /**
  * The stand-in for a DRA driver, as kwok is for kubelets: a DeviceClass and, for each kwok node, a
@@ -41,32 +41,16 @@ export function resourceSliceManifest(i: number): k8s.KubernetesObject & { spec:
   };
 }
 
-function errorCode(e: unknown): number | undefined {
-  const err = e as { code?: number; statusCode?: number; response?: { statusCode?: number } };
-  return err.code ?? err.statusCode ?? err.response?.statusCode;
-}
-
 /** The DeviceClass and one ResourceSlice per kwok node (slices of nodes beyond `count` removed). */
-export async function ensureDra(kc: k8s.KubeConfig, count: number): Promise<void> {
-  const api = kc.makeApiClient(clientNode().CustomObjectsApi);
-  const create = async (plural: string, body: object) => {
-    try {
-      await api.createClusterCustomObject({ group: GROUP, version: VERSION, plural, body });
-    } catch (e) {
-      if (errorCode(e) !== 409) throw e;
-    }
-  };
-  await create('deviceclasses', deviceClassManifest());
-  for (let i = 0; i < count; i++) await create('resourceslices', resourceSliceManifest(i));
+export async function ensureDra(t: KubeTarget, count: number): Promise<void> {
+  const base = `/apis/${GROUP}/${VERSION}`;
+  await setupRequest(t, 'POST', `${base}/deviceclasses`, { body: deviceClassManifest(), alreadySo: 409 });
+  for (let i = 0; i < count; i++) await setupRequest(t, 'POST', `${base}/resourceslices`, { body: resourceSliceManifest(i), alreadySo: 409 });
   const wanted = new Set(Array.from({ length: count }, (_, i) => resourceSliceName(nodeName(i))));
-  const list = (await api.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'resourceslices' })) as { items?: Array<{ metadata?: { name?: string }; spec?: { driver?: string } }> };
-  for (const s of list.items ?? []) {
+  const list = await setupRequest<{ items?: Array<{ metadata?: { name?: string }; spec?: { driver?: string } }> }>(t, 'GET', `${base}/resourceslices`);
+  for (const s of list?.items ?? []) {
     const name = s.metadata?.name;
     if (!name || s.spec?.driver !== DRA_DRIVER || wanted.has(name)) continue;
-    try {
-      await api.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: 'resourceslices', name });
-    } catch (e) {
-      if (errorCode(e) !== 404) throw e;
-    }
+    await setupRequest(t, 'DELETE', `${base}/resourceslices/${name}`, { alreadySo: 404 });
   }
 }

@@ -1,5 +1,5 @@
 import type * as k8s from '@kubernetes/client-node';
-import { clientNode } from './client-node';
+import { KubeError, type KubeTarget, kubeRequest } from './metrics/kube';
 
 /**
  * kwok manages only nodes carrying this label, so it never touches a real node by mistake. A label,
@@ -72,19 +72,27 @@ export function nodeManifest(i: number): k8s.V1Node {
   };
 }
 
-function errorCode(e: unknown): number | undefined {
-  const err = e as { code?: number; statusCode?: number; response?: { statusCode?: number } };
-  return err.code ?? err.statusCode ?? err.response?.statusCode;
+/** A request of `local up`'s, with the answers that mean "already so" (an existing object's 409, a gone one's 404) taken as done. */
+export async function setupRequest<T>(t: KubeTarget, method: string, path: string, opts: { body?: unknown; contentType?: string; alreadySo?: number } = {}): Promise<T | undefined> {
+  try {
+    return await kubeRequest<T>(t, method, path, { ...opts, userAgent: 'temporal-kcm-local-up' });
+  } catch (e) {
+    if (opts.alreadySo !== undefined && e instanceof KubeError && e.code === opts.alreadySo) return undefined;
+    throw e;
+  }
 }
 
+const NODES = '/api/v1/nodes';
+const stackNodes = async (t: KubeTarget) =>
+  (await setupRequest<k8s.V1NodeList>(t, 'GET', `${NODES}?labelSelector=${encodeURIComponent(`${KWOK_NODE_LABEL}=true`)}`))!.items;
+
 /** Exactly `count` fake nodes: missing ones are registered, surplus ones (from an earlier `--nodes`) removed. */
-export async function ensureNodes(kc: k8s.KubeConfig, count: number): Promise<void> {
-  const core = kc.makeApiClient(clientNode().CoreV1Api);
-  const existing = await core.listNode({ labelSelector: `${KWOK_NODE_LABEL}=true` });
-  const have = new Set(existing.items.map((n) => n.metadata?.name));
+export async function ensureNodes(t: KubeTarget, count: number): Promise<void> {
+  const existing = await stackNodes(t);
+  const have = new Set(existing.map((n) => n.metadata?.name));
   // nodes a stack of an earlier version registered: kwok then selected them by an annotation, and
   // they lacked the controller-managed attach annotation
-  for (const n of existing.items) {
+  for (const n of existing) {
     const labelled = n.metadata?.labels?.[KWOK_MANAGED_LABEL] !== undefined;
     const attachManaged = n.metadata?.annotations?.[ATTACH_MANAGED_ANNOTATION] !== undefined;
     if (labelled && attachManaged) continue;
@@ -92,26 +100,15 @@ export async function ensureNodes(kc: k8s.KubeConfig, count: number): Promise<vo
       ...(labelled ? {} : { labels: { [KWOK_MANAGED_LABEL]: KWOK_MANAGED_VALUE } }),
       ...(attachManaged ? {} : { annotations: { [ATTACH_MANAGED_ANNOTATION]: 'true' } }),
     };
-    await core.patchNode({ name: n.metadata!.name!, body: { metadata } }, clientNode().setHeaderOptions('Content-Type', clientNode().PatchStrategy.MergePatch));
+    await setupRequest(t, 'PATCH', `${NODES}/${n.metadata!.name!}`, { body: { metadata }, contentType: 'application/merge-patch+json' });
   }
   for (let i = 0; i < count; i++) {
-    if (have.has(nodeName(i))) continue;
-    try {
-      await core.createNode({ body: nodeManifest(i) });
-    } catch (e) {
-      if (errorCode(e) !== 409) throw e;
-    }
+    if (!have.has(nodeName(i))) await setupRequest(t, 'POST', NODES, { body: nodeManifest(i), alreadySo: 409 });
   }
   const wanted = new Set(Array.from({ length: count }, (_, i) => nodeName(i)));
-  for (const n of existing.items) {
+  for (const n of existing) {
     const name = n.metadata?.name;
-    if (name && !wanted.has(name)) {
-      try {
-        await core.deleteNode({ name });
-      } catch (e) {
-        if (errorCode(e) !== 404) throw e;
-      }
-    }
+    if (name && !wanted.has(name)) await setupRequest(t, 'DELETE', `${NODES}/${name}`, { alreadySo: 404 });
   }
 }
 
@@ -119,10 +116,14 @@ export function isNodeReady(n: k8s.V1Node): boolean {
   return (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
-export async function readyNodeCount(kc: k8s.KubeConfig): Promise<{ ready: number; total: number }> {
-  const core = kc.makeApiClient(clientNode().CoreV1Api);
-  const list = await core.listNode({ labelSelector: `${KWOK_NODE_LABEL}=true` });
-  return { ready: list.items.filter(isNodeReady).length, total: list.items.length };
+export async function readyNodeCount(t: KubeTarget): Promise<{ ready: number; total: number }> {
+  const nodes = await stackNodes(t);
+  return { ready: nodes.filter(isNodeReady).length, total: nodes.length };
+}
+
+/** Stack nodes carrying `key`'s taint with `effect`. */
+export async function nodesTainted(t: KubeTarget, key: string, effect: string): Promise<string[]> {
+  return (await stackNodes(t)).filter((n) => (n.spec?.taints ?? []).some((x) => x.key === key && x.effect === effect)).map((n) => n.metadata!.name!);
 }
 
 /**
@@ -131,11 +132,6 @@ export async function readyNodeCount(kc: k8s.KubeConfig): Promise<{ ready: numbe
  * controller, the stack creates it in the `default` namespace so the quickstart's first
  * Deployment gets its pods.
  */
-export async function ensureDefaultServiceAccount(kc: k8s.KubeConfig): Promise<void> {
-  const core = kc.makeApiClient(clientNode().CoreV1Api);
-  try {
-    await core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'default' } } });
-  } catch (e) {
-    if (errorCode(e) !== 409) throw e;
-  }
+export async function ensureDefaultServiceAccount(t: KubeTarget): Promise<void> {
+  await setupRequest(t, 'POST', '/api/v1/namespaces/default/serviceaccounts', { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } }, alreadySo: 409 });
 }

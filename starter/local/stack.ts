@@ -685,15 +685,16 @@ export async function up(opts: UpOptions): Promise<StackState> {
     // a real server starts with no namespace of ours (the dev server makes it from its --namespace)
     if (topology === 'postgres') await ensureNamespace(temporal);
     await ensureDevSearchAttributes(temporal, temporal.namespace);
-    const kc = adminKubeConfig(dataDir);
-    await ensureNodes(kc, nodes);
-    await ensureDefaultServiceAccount(kc);
-    await ensureDra(kc, nodes);
+    // the admin's own https requests: loading client-node costs a cold process tens of seconds
+    const kube = adminTarget(ctx);
+    await ensureNodes(kube, nodes);
+    await ensureDefaultServiceAccount(kube);
+    await ensureDra(kube, nodes);
     await waitFor(async () => {
-      const { ready, total } = await readyNodeCount(kc);
+      const { ready, total } = await readyNodeCount(kube);
       return ready === nodes && total === nodes;
     }, timeoutMs, `${nodes} kwok nodes to become Ready (see ${path.join(dataDir, 'logs', 'kwok.log')})`);
-    await liftBootTaints({ kc, dataDir, temporal, timeoutMs, log });
+    await liftBootTaints({ kube, dataDir, temporal, timeoutMs, log });
     const metricsErr = await metricsApis;
     if (metricsErr) throw metricsErr;
     log(`local stack up in ${((Date.now() - t0) / 1000).toFixed(1)}s (Temporal topology: ${topology})`);

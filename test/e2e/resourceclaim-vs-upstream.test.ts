@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Client } from '@temporalio/client';
 import { readState } from '../../starter/local/stack';
 import { DRA_DEVICE_CLASS, ensureDra } from '../../starter/local/dra';
-import { eventually, freshNamespace, testClientNodeConfig, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, testAdminTarget, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -183,7 +183,7 @@ async function scenario(prefix: string, start: () => Promise<void>, midway: () =
 
 beforeAll(async () => {
   // a stack kept from before the local stack published them gets them here
-  await ensureDra(testClientNodeConfig(), readState(TEST_DATA_DIR)?.nodes ?? 3);
+  await ensureDra(testAdminTarget(), readState(TEST_DATA_DIR)?.nodes ?? 3);
 });
 
 afterAll(async () => {

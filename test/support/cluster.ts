@@ -5,6 +5,7 @@ import { Connection } from '@temporalio/client';
 import type { ClusterAccess } from '../../activities/kube/kubeconfig';
 import { KubeRest } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
+import type { KubeTarget } from '../../starter/local/metrics/kube';
 import { pkiPaths } from '../../starter/local/pki';
 import { adminKubeConfig, adminTarget, readState, stackTemporal } from '../../starter/local/stack';
 import { TEMPORAL_CHANNEL_ARGS, loadTemporalTls, type TemporalTarget } from '../../starter/run-options';
@@ -17,15 +18,20 @@ import { TEST_DATA_DIR } from './stack';
  * module registry, one file of ~970 at a time), and only a few tests use its API clients.
  */
 export function testClusterAccess(): ClusterAccess {
-  const state = readState(TEST_DATA_DIR);
-  if (!state) throw new Error(`no local stack state in ${TEST_DATA_DIR}: did jest global setup run?`);
-  const { server, ca, cert, key } = adminTarget({ ports: state.ports, pki: pkiPaths(TEST_DATA_DIR) });
+  const { server, ca, cert, key } = testAdminTarget();
   return {
     getCurrentCluster: () => ({ server }),
     applyToHTTPSOptions: async (opts: https.RequestOptions) => {
       Object.assign(opts, { ca, cert, key });
     },
   };
+}
+
+/** The same credentials as the stack's own setup takes them (starter/local/nodes.ts, dra.ts). */
+export function testAdminTarget(): KubeTarget {
+  const state = readState(TEST_DATA_DIR);
+  if (!state) throw new Error(`no local stack state in ${TEST_DATA_DIR}: did jest global setup run?`);
+  return adminTarget({ ports: state.ports, pki: pkiPaths(TEST_DATA_DIR) });
 }
 
 /** The admin kubeconfig as @kubernetes/client-node's KubeConfig, for a test that uses the library's API clients. */

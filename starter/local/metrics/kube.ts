@@ -1,5 +1,5 @@
 /**
- * A minimal kube-apiserver client for the metrics stand-in and its wiring: JSON requests and a
+ * A minimal kube-apiserver client for the metrics stand-in and `local up`'s own setup: JSON requests and a
  * list+watch pod cache over node's https, with the stack's admin certificate. Deliberately not
  * @kubernetes/client-node, whose loading alone costs a process ~0.5 s and ~60 MiB: the stand-in
  * runs for the stack's whole life next to everything else on the machine.
@@ -25,6 +25,8 @@ export interface RequestOpts {
   body?: unknown;
   contentType?: string;
   timeoutMs?: number;
+  /** who is asking, as the API server's audit log names it */
+  userAgent?: string;
 }
 
 export function kubeRequest<T>(t: KubeTarget, method: string, path: string, opts: RequestOpts = {}): Promise<T> {
@@ -36,7 +38,7 @@ export function kubeRequest<T>(t: KubeTarget, method: string, path: string, opts
       timeout: opts.timeoutMs ?? 10_000,
       headers: {
         accept: 'application/json',
-        'user-agent': 'temporal-kcm-metrics-standin',
+        'user-agent': opts.userAgent ?? 'temporal-kcm-metrics-standin',
         ...(body ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': body.length } : {}),
       },
     }, (res) => {
