@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import type * as https from 'node:https';
 import * as nodePath from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { parse as parseYaml } from 'yaml';
 
 /**
  * What KubeRest needs of a cluster's configuration: the server and, per request, TLS material and
@@ -66,13 +67,88 @@ const fs = require('node:fs');
 `;
 
 /**
- * Resolves a kubeconfig in a throwaway thread: the file given (or a list of them, merged), else
- * $KUBECONFIG, ~/.kube/config or the in-cluster configuration, as client-node's loadFromDefault;
- * with `inCluster`, the pod's service account alone (what the secure port's delegated
- * authentication falls back to, which must not pick up a user's ~/.kube/config).
+ * Resolves a kubeconfig: the file given (or a list of them, merged), else $KUBECONFIG,
+ * ~/.kube/config or the in-cluster configuration, as client-node's loadFromDefault; with
+ * `inCluster`, the pod's service account alone (what the secure port's delegated authentication
+ * falls back to, which must not pick up a user's ~/.kube/config). A single file of the common
+ * shape is read here (see resolveSimpleKubeconfig); everything else goes to the library's thread.
  */
 export function resolveKubeconfig(path?: string, inCluster = false): Promise<ResolvedCredentials> {
   if (path && !path.includes(nodePath.delimiter) && !fs.existsSync(path)) return Promise.reject(new Error(`kubeconfig ${path} not found`));
+  const simple = !inCluster && path && !path.includes(nodePath.delimiter) ? resolveSimpleKubeconfig(path) : undefined;
+  return simple ? Promise.resolve(simple) : resolveWithLibrary(path, inCluster);
+}
+
+type YamlMap = Record<string, unknown>;
+const isMap = (v: unknown): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v);
+const onlyStrings = (m: YamlMap, allowed: ReadonlySet<string>) => Object.entries(m).every(([k, v]) => allowed.has(k) && typeof v === 'string');
+/** what the fast path reads of a cluster and of a user: any other field (a proxy, TLS options, plugins, impersonation) is the library's */
+const SIMPLE_CLUSTER_FIELDS = new Set(['server', 'certificate-authority', 'certificate-authority-data']);
+const SIMPLE_USER_FIELDS = new Set(['client-certificate', 'client-certificate-data', 'client-key', 'client-key-data', 'token']);
+
+/**
+ * The credentials of a kubeconfig file of the shape kubeadm writes for the manager (and `local up`
+ * for its stack), resolved as client-node resolves it, without loading the library: that costs a
+ * manager's start 0.7 s of CPU in its thread, about a fifth of the whole start. The current
+ * context's cluster may hold only a server and a CA (data or file) and its user only a client
+ * certificate and key (data or file) or a token; file paths are relative to the kubeconfig's
+ * directory. Anything else, or any entry client-node would refuse, gives undefined and the library
+ * decides. test/unit/kubeconfig.test.ts holds the two to the same answers.
+ */
+export function resolveSimpleKubeconfig(file: string): ResolvedCredentials | undefined {
+  let doc: unknown;
+  try {
+    doc = parseYaml(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!isMap(doc)) return undefined;
+  const entries = (key: string, body: string): Array<{ name: string; body: YamlMap }> | undefined => {
+    const list = doc[key] ?? [];
+    if (!Array.isArray(list)) return undefined;
+    const out = list.map((e: unknown) => (isMap(e) && typeof e.name === 'string' && e.name && isMap(e[body]) ? { name: e.name, body: e[body] as YamlMap } : undefined));
+    return out.every((e) => e !== undefined) ? (out as Array<{ name: string; body: YamlMap }>) : undefined;
+  };
+  const clusters = entries('clusters', 'cluster');
+  const users = entries('users', 'user');
+  const contexts = entries('contexts', 'context');
+  const current = doc['current-context'];
+  if (!clusters || !users || !contexts || typeof current !== 'string' || clusters.some((c) => typeof c.body.server !== 'string' || !c.body.server)
+    || contexts.some((c) => typeof c.body.cluster !== 'string' || !c.body.cluster)) return undefined;
+  const context = contexts.find((c) => c.name === current)?.body;
+  const cluster = clusters.find((c) => c.name === context?.cluster)?.body;
+  const user = users.find((u) => u.name === context?.user)?.body;
+  if (!cluster || !user || !onlyStrings(cluster, SIMPLE_CLUSTER_FIELDS) || !onlyStrings(user, SIMPLE_USER_FIELDS)) return undefined;
+  // the two libraries disagree on which of a file and data wins: let client-node say
+  const both = (a: string, b: string, m: YamlMap) => a in m && b in m;
+  if (both('certificate-authority', 'certificate-authority-data', cluster) || both('client-certificate', 'client-certificate-data', user)
+    || both('client-key', 'client-key-data', user)) return undefined;
+  const dir = nodePath.dirname(file);
+  const read = (m: YamlMap, fileKey: string, dataKey: string): string | undefined => {
+    const f = m[fileKey] as string | undefined;
+    const d = m[dataKey] as string | undefined;
+    if (f) return fs.readFileSync(nodePath.isAbsolute(f) ? f : nodePath.join(dir, f), 'utf8');
+    return d ? Buffer.from(d, 'base64').toString('utf8') : undefined;
+  };
+  const token = user.token as string | undefined;
+  try {
+    const ca = read(cluster, 'certificate-authority', 'certificate-authority-data');
+    return {
+      server: (cluster.server as string).replace(/\/$/, ''),
+      clusterCa: ca,
+      ca,
+      cert: read(user, 'client-certificate', 'client-certificate-data'),
+      key: read(user, 'client-key', 'client-key-data'),
+      headers: token ? { Authorization: `Bearer ${token}` } : {},
+    };
+  } catch {
+    // a file named that cannot be read: the library's error says so
+    return undefined;
+  }
+}
+
+/** Resolves a kubeconfig with client-node, in a throwaway thread (see RESOLVER). */
+export function resolveWithLibrary(path?: string, inCluster = false): Promise<ResolvedCredentials> {
   return new Promise((resolve, reject) => {
     // resolved here: an eval'd thread resolves modules from the working directory, not from this package
     const w = new Worker(RESOLVER, { eval: true, workerData: { path, inCluster, library: require.resolve('@kubernetes/client-node') } });
