@@ -1,5 +1,6 @@
 import { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
+import { HOT_KEY_INTERVAL_MS } from '../../activities/informers/signaller';
 import { ReplicaOwnerKind } from '../../workflows/replicaset/types';
 import { SA_UID } from '../../workflows/search-attributes';
 import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
@@ -191,7 +192,7 @@ describe('operating reconciles through Temporal', () => {
     }
   });
 
-  test('a burst of 500 pod events costs far fewer reconciles than events', async () => {
+  test('a burst of 500 pod events costs at most one reconcile per hot-key interval, not one per event', async () => {
     const name = 'burst';
     await create(RS, ns, name, 20, { app: name });
     const { pods } = await converged(RS, ns, name, 20, `app=${name}`);
@@ -200,6 +201,7 @@ describe('operating reconciles through Temporal', () => {
     // 500 label changes (25 per pod) sent 50 at a time: a burst, as a rollout or a node event makes one
     const writes = pods.flatMap((p) => Array.from({ length: 25 }, (_, round) => ({ p, round })));
     const inFlight = new Set<Promise<unknown>>();
+    const burstStart = Date.now();
     for (const { p, round } of writes) {
       // a label outside the selector: the owner must look (fullyLabeledReplicas depends on labels)
       const w: Promise<unknown> = mergePatch(rest, `/api/v1/namespaces/${ns}/pods/${p.metadata.name}`, { metadata: { labels: { churn: String(round) } } })
@@ -208,7 +210,9 @@ describe('operating reconciles through Temporal', () => {
       if (inFlight.size >= 50) await Promise.race(inFlight);
     }
     await Promise.all(inFlight);
-    await new Promise((r) => setTimeout(r, 3000));
+    const burstMs = Date.now() - burstStart;
+    const SETTLE_MS = 3000;
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
     const after = await manager.metrics();
     const events = metricValue(after, 'kcm_watch_events_total', { resource: 'pods', type: 'MODIFIED' }) -
       metricValue(before, 'kcm_watch_events_total', { resource: 'pods', type: 'MODIFIED' });
@@ -216,10 +220,17 @@ describe('operating reconciles through Temporal', () => {
       metricValue(before, 'kcm_reconciles_total', { controller: 'replicaset' });
     const signals = metricValue(after, 'kcm_signals_sent_total', { controller: 'replicaset' }) -
       metricValue(before, 'kcm_signals_sent_total', { controller: 'replicaset' });
-    process.stderr.write(`burst: ${events} pod events -> ${signals} signals -> ${reconciles} reconciles\n`);
+    process.stderr.write(`burst: ${events} pod events in ${burstMs} ms -> ${signals} signals -> ${reconciles} reconciles\n`);
     expect(events).toBeGreaterThanOrEqual(500);
     expect(reconciles).toBeGreaterThan(0);
-    expect(reconciles * 10).toBeLessThan(events);
+    // The owner's key is signalled at once, then at most once per hot-key interval while the events
+    // go on, each signal carrying all merged since, and each signal costs at most one reconcile.
+    // How many intervals the burst spans is the machine's speed (8 to 26 s seen for these writes),
+    // so that, not a fixed share of the events, is the bound; the events still reaching the
+    // informer while the test settles count as well.
+    const intervals = Math.ceil((burstMs + SETTLE_MS) / HOT_KEY_INTERVAL_MS);
+    expect(signals).toBeLessThanOrEqual(intervals + 1);
+    expect(reconciles).toBeLessThanOrEqual(signals);
   });
 
   test('history stays bounded while a ReplicaSet churns: the workflow continues as new', async () => {
