@@ -67,9 +67,9 @@ interface ZoneOutcome {
   tailSeconds: number;
   /**
    * the most seconds any dark node was judged Unknown after its grace period ran out, counted from
-   * when it was last heard (its Lease's last renewal or its last heartbeat, or the manager's start
-   * if later: a manager first hearing a node gives it a whole grace period, upstream as ours);
-   * the Ready condition's lastTransitionTime has whole seconds
+   * when it was last heard (its Lease's last renewal or its last heartbeat, or when the manager's
+   * node informer started if later: a manager first hearing a node gives it a whole grace period,
+   * upstream as ours); the Ready condition's lastTransitionTime has whole seconds
    */
   judgedLateSeconds: number;
   /** the most taints added within one second (a taint's timeAdded has whole seconds): a burst would show here */
@@ -79,10 +79,38 @@ interface ZoneOutcome {
 }
 
 /**
- * `startedAt`: when the manager started. `recover`: wait until every node is healthy again, for a
- * scenario that follows (the last one's nodes are deleted instead).
+ * When a manager began hearing nodes, from its log: upstream's node controller starting (it then
+ * takes each node it lists as heard that moment, "Assuming now as a timestamp"), or our informer
+ * starting (its lists follow). Not the process's spawn: how long a manager takes to start is its
+ * start-up cost, not the controller judging a silence late, and under two lanes' load our start
+ * alone took 3 s of it. Counting from the log line, never later than the first list, keeps the
+ * measured lateness an upper bound.
  */
-async function scenario(startedAt: number, midway?: () => Promise<void>, recover = true): Promise<ZoneOutcome> {
+function nodeInformerStart(logFiles: string[], notBefore: number): number {
+  const starts: number[] = [];
+  for (const file of logFiles) {
+    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+      // upstream's klog: I1129 10:52:07.833974 ... "Starting node controller" (local time, without a year)
+      const klog = /^I(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{3})\d* .*"Starting node controller"/.exec(line);
+      if (klog) {
+        const [mo, d, h, mi, sec, ms] = klog.slice(1).map(Number);
+        starts.push(new Date(new Date(notBefore).getFullYear(), mo - 1, d, h, mi, sec, ms).getTime());
+      } else if (line.includes('"msg":"informers started"')) {
+        starts.push(Date.parse((JSON.parse(line) as { time: string }).time));
+      }
+    }
+  }
+  const at = starts.filter((t) => t >= notBefore - 1000).sort((a, b) => a - b)[0];
+  if (at === undefined) throw new Error(`no node informer start after ${new Date(notBefore).toISOString()} in ${logFiles.join(', ')}`);
+  return at;
+}
+
+/**
+ * `heardFrom`: when the manager's node informer started (read once the scenario is over).
+ * `recover`: wait until every node is healthy again, for a scenario that follows (the last one's
+ * nodes are deleted instead).
+ */
+async function scenario(heardFrom: () => number, midway?: () => Promise<void>, recover = true): Promise<ZoneOutcome> {
   await allHealthy();
   const dark = Array.from({ length: PER_ZONE }, (_, i) => nodeName(0, i));
   // three quarters of the zone: past --unhealthy-zone-threshold (0.55)
@@ -113,6 +141,7 @@ async function scenario(startedAt: number, midway?: () => Promise<void>, recover
     return { taints, tailSeconds: (times[times.length - 1] - times[times.length - 16]) / 1000, maxPerSecond: Math.max(...perSecond.values()) };
   }, 180_000, 500);
   // the silent nodes' Leases keep their last renewal (MicroTime), their Ready condition the last heartbeat
+  const startedAt = heardFrom();
   const lateness = await Promise.all(dark.map(async (name) => {
     const lease = (await rest.request<{ spec?: { renewTime?: string } }>('GET', `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`)).body;
     const ready = (await rest.request<{ status?: { conditions?: Array<{ type: string; lastHeartbeatTime?: string; lastTransitionTime?: string }> } }>('GET', `/api/v1/nodes/${name}`)).body.status?.conditions?.find((c) => c.type === 'Ready');
@@ -159,7 +188,7 @@ test('three zones of 24 nodes, one dark and another mostly silent: zone states a
 
   const upstreamAt = Date.now();
   await upstream.start('node-lifecycle-controller', ['--use-service-account-credentials', ...FLAGS]);
-  const theirs = await scenario(upstreamAt);
+  const theirs = await scenario(() => nodeInformerStart([upstream.logFile], upstreamAt));
   await upstream.stop();
 
   // two replicas of one deployment, active-active: the zone decisions are one workflow's either way
@@ -183,7 +212,8 @@ test('three zones of 24 nodes, one dark and another mostly silent: zone states a
   // the first replica (the one likely to hold the watch) killed with kill -9 a sixth of the way
   // through the dark zone and not brought back: the queue and the zone's token bucket are workflow
   // state, so the other replica goes on at the same rate, with no burst
-  const mine = await scenario(oursAt, async () => {
+  const logs = [ours.logFile, second.logFile];
+  const mine = await scenario(() => nodeInformerStart(logs, oursAt), async () => {
     await ours!.kill('SIGKILL');
     ours = undefined;
   }, false);

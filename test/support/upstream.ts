@@ -14,6 +14,11 @@ export class UpstreamKcm {
 
   constructor(private readonly logName: string) {}
 
+  /** Where its output goes (appended to across starts). */
+  get logFile(): string {
+    return path.join(TEST_DATA_DIR, 'logs', `kcm-upstream-${this.logName}.log`);
+  }
+
   /**
    * Starts it with upstream's --controllers names and extra flags (e.g.
    * --use-service-account-credentials), first stopping a run a failed test may have left: two
@@ -24,7 +29,7 @@ export class UpstreamKcm {
     const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
     // as kubeadm runs it: its own identity, each controller as its ServiceAccount
     const [kubeconfig, kc, ...sa] = productionIdentityArgs(TEST_DATA_DIR, args);
-    const log = fs.openSync(path.join(TEST_DATA_DIR, 'logs', `kcm-upstream-${this.logName}.log`), 'a');
+    const log = fs.openSync(this.logFile, 'a');
     this.proc = spawn(bin, [kubeconfig, kc, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
       `--controllers=${controllers}`, '--leader-elect=false', '--secure-port=0', ...sa, ...args], { stdio: ['ignore', log, log] });
     fs.closeSync(log);
