@@ -76,7 +76,7 @@ export function nodeLifecycleRoutes({ input, signaller, cache, baseTaskQueue }: 
       noScheduleOutOfSync: diff.add.length + diff.remove.length > 0,
       labelsOutOfSync: Object.keys(labelsToReconcile(n.metadata?.labels)).length > 0,
       // unknown until the pods are listed; then the report goes again (a pass skips a bare node's pod list)
-      ...(pods?.synced ? { hasPods: pods.byIndex(PODS_BY_NODE, name).length > 0 } : {}),
+      ...(pods?.synced ? { hasPods: pods.countByIndex(PODS_BY_NODE, name) > 0 } : {}),
     };
   };
 
