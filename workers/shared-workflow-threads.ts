@@ -82,7 +82,31 @@ async function startThreads(bundle: Bundle, compiledOptions: CompiledWorkerOptio
   return new ThreadedVMWorkflowCreator(clients);
 }
 
+type ParsedBundle = ReturnType<(typeof Worker)['getOrCreateBundle']>;
+/** the bundle as the SDK parsed it for this process's first worker, by what it was parsed from */
+let parsed: { from: string; bundle: ParsedBundle } | undefined;
+
 class SharedThreadWorker extends Worker {
+  /*
+   * The SDK reads and parses the workflow bundle in every Worker.create: the 2.8 MiB file read, its
+   * inline source map cut out and decoded, the script compiled and run once in a scratch context
+   * (for debuggers). A controller's worker is one of up to forty in a manager, and they share one
+   * workflow thread that loads the bundle once; they share its parse too (a start's CPU profile
+   * put about 0.1 s in it per worker).
+   */
+  protected static override getOrCreateBundle(compiledOptions: CompiledWorkerOptions, logger: SdkLogger): ParsedBundle {
+    const option = compiledOptions.workflowBundle;
+    const from = option && ('codePath' in option ? option.codePath : 'code' in option ? option.code : undefined);
+    if (typeof from !== 'string') return super.getOrCreateBundle(compiledOptions, logger);
+    if (parsed?.from !== from) {
+      const mine = { from, bundle: super.getOrCreateBundle(compiledOptions, logger) };
+      parsed = mine;
+      // a failed read is tried again by the next worker
+      mine.bundle.catch(() => { if (parsed === mine) parsed = undefined; });
+    }
+    return parsed.bundle;
+  }
+
   protected static override async createWorkflowCreator(bundle: Bundle, compiledOptions: CompiledWorkerOptions, logger: SdkLogger): Promise<Creator> {
     if (!shared) {
       // only the names matter to the runner; the functions run on each worker's own activity side
