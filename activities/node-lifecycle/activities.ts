@@ -137,8 +137,16 @@ export function createNodeLifecycleActivities(deps: NodeLifecycleDeps) {
     }
   }
 
+  /**
+   * Upstream's MarkPodsNotReady: every pod is tried, and the NodeNotReady Event is recorded after
+   * each status write that did not find the pod gone, whether it succeeded or not (a conflict with
+   * the eviction controller's own write to the pod, for one). A failure fails the whole call once
+   * the rest are done, so the node is tried again next pass, as upstream's nodesToRetry, and a pod
+   * that stayed Ready gets its Event again then: as upstream counts it.
+   */
   async function markPods(node: string, pods: PodObject[]): Promise<number> {
     let marked = 0;
+    const failed: unknown[] = [];
     for (const pod of pods) {
       if (!stillReadyOn(node, pod)) continue;
       const conditions = pod.status?.conditions ?? [];
@@ -148,15 +156,17 @@ export function createNodeLifecycleActivities(deps: NodeLifecycleDeps) {
       const path = resourcePath(RESOURCES.pods, pod.metadata?.namespace, pod.metadata?.name);
       try {
         await rest.request('PUT', `${path}/status`, { body: updated });
+        marked++;
       } catch (e) {
         if (isStatus(e, 404)) continue;
-        throw e;
+        log.info({ node, pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, err: String(e) }, 'could not set the pod not ready');
+        failed.push(e);
       }
-      marked++;
       deps.recordEvent(EVENT_COMPONENT, { apiVersion: 'v1', kind: 'Pod', namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '',
         uid: pod.metadata?.uid ?? '', resourceVersion: pod.metadata?.resourceVersion }, 'Warning', 'NodeNotReady', 'Node is not ready');
       heartbeat({ marked });
     }
+    if (failed.length) throw failed[0];
     return marked;
   }
 

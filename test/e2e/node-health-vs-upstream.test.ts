@@ -313,12 +313,23 @@ async function silentNodeScenario(ns: string, node: string): Promise<unknown> {
       .filter((e) => e.involvedObject.name === node).map((e) => `${e.type} ${e.reason} ${e.source?.component}: ${e.message.replaceAll(node, 'NODE')} x${e.count ?? 1}`).sort(),
     podEvents: (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items
       .filter((e) => !e.involvedObject.name.startsWith('web') && ['NodeNotReady', 'TaintManagerEviction'].includes(e.reason))
-      .map((e) => `${e.involvedObject.name}: ${e.type} ${e.reason} ${e.source?.component}: ${e.message.replace(ns, 'NS')} x${e.count ?? 1}`).sort(),
+      .map((e) => `${e.involvedObject.name}: ${e.type} ${e.reason} ${e.source?.component}: ${e.message.replace(ns, 'NS')}${racedCount(e) ? '' : ` x${e.count ?? 1}`}`).sort(),
   }), 30_000);
   const out = { webOnNode, seen, silentView, replicaSet, back, events, podEvents };
   fs.writeFileSync(path.join(TEST_DATA_DIR, 'logs', `node-health-silent-${ns}.json`), JSON.stringify(out, null, 1));
   return out;
 }
+
+/**
+ * `zero` tolerates the unreachable taint for 0 s: the eviction controller writes to it (its
+ * DisruptionTarget condition, its deletion) the moment the taint lands, which is the moment the
+ * node lifecycle controller sets its Ready condition False. When the eviction's write falls between
+ * that controller's read of the pod and its status write, upstream's MarkPodsNotReady records
+ * NodeNotReady anyway, fails, and records it again on its next pass (x2); otherwise once (x1). Which
+ * one happens is a race inside either manager (both were seen from upstream on this stack), so that
+ * one Event's count is left out; its type, reason, source and message are compared.
+ */
+const racedCount = (e: Event) => e.involvedObject.name === 'zero' && e.reason === 'NodeNotReady';
 
 /** Timings to the second differ run to run; what a user sees of them is their order and rough size. */
 function comparable(o: unknown): unknown {
