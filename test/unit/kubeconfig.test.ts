@@ -17,26 +17,42 @@ afterAll(() => {
   for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function kubeconfigFile(token: string, extra = ''): string {
+const b64 = (t: string) => Buffer.from(t).toString('base64');
+
+/** A kubeconfig whose current context has `cluster` and `user` (YAML bodies), beside another context that is not current. */
+function kubeconfigWith(cluster: string, user: string, files: Record<string, string> = {}): string {
   const dir = tempDir();
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    fs.writeFileSync(path.join(dir, name), text);
+  }
+  const indent = (body: string) => body.split('\n').map((l) => `    ${l}`).join('\n');
   const file = path.join(dir, 'config');
   fs.writeFileSync(file, `apiVersion: v1
 kind: Config
-current-context: c
+current-context: mine
 clusters:
+- name: other
+  cluster: { server: 'https://other:1' }
 - name: k
   cluster:
-    server: https://10.0.0.1:6443
-    certificate-authority-data: ${Buffer.from(CA).toString('base64')}
-${extra}contexts:
-- name: c
+${indent(cluster)}
+contexts:
+- name: theirs
+  context: { cluster: other, user: nobody, namespace: x }
+- name: mine
   context: { cluster: k, user: u }
 users:
+- name: nobody
+  user: { token: nope }
 - name: u
-  user: { token: ${token} }
+  user:
+${indent(user)}
 `);
   return file;
 }
+
+const kubeconfigFile = (token: string) => kubeconfigWith(`server: https://10.0.0.1:6443\ncertificate-authority-data: ${b64(CA)}`, `token: ${token}`);
 
 describe('kubeconfig resolved in a throwaway thread', () => {
   test('server, CA and the bearer token, as client-node resolves them', async () => {
@@ -88,47 +104,14 @@ test('a list of files, as $KUBECONFIG may hold, is merged as client-node merges 
 describe('a kubeconfig of the common shape is read without client-node, with the library\'s answer', () => {
   const CERT = '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n';
   const KEY = '-----BEGIN EC PRIVATE KEY-----\nMHcC\n-----END EC PRIVATE KEY-----\n';
-  const b64 = (t: string) => Buffer.from(t).toString('base64');
-  /** A kubeconfig with `cluster` and `user` as the current context's, beside another context that is not current. */
-  function write(cluster: string, user: string, files: Record<string, string> = {}): string {
-    const dir = tempDir();
-    for (const [name, text] of Object.entries(files)) {
-      fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-      fs.writeFileSync(path.join(dir, name), text);
-    }
-    const file = path.join(dir, 'config');
-    fs.writeFileSync(file, `apiVersion: v1
-kind: Config
-current-context: mine
-clusters:
-- name: other
-  cluster: { server: 'https://other:1' }
-- name: k
-  cluster:
-${cluster.split('\n').map((l) => `    ${l}`).join('\n')}
-contexts:
-- name: theirs
-  context: { cluster: other, user: nobody, namespace: x }
-- name: mine
-  context: { cluster: k, user: u }
-users:
-- name: nobody
-  user: { token: nope }
-- name: u
-  user:
-${user.split('\n').map((l) => `    ${l}`).join('\n')}
-`);
-    return file;
-  }
-
   const simple: Array<[string, () => string]> = [
     // kubeadm's controller-manager.conf: everything embedded
-    ['embedded CA, client certificate and key', () => write(`server: https://10.0.0.1:6443\ncertificate-authority-data: ${b64(CA)}`,
+    ['embedded CA, client certificate and key', () => kubeconfigWith(`server: https://10.0.0.1:6443\ncertificate-authority-data: ${b64(CA)}`,
       `client-certificate-data: ${b64(CERT)}\nclient-key-data: ${b64(KEY)}`)],
     // local up's kubeconfigs: files, here relative to the kubeconfig's directory, and a trailing slash on the server
-    ['files relative to the kubeconfig', () => write('server: https://127.0.0.1:6443/\ncertificate-authority: pki/ca.crt',
+    ['files relative to the kubeconfig', () => kubeconfigWith('server: https://127.0.0.1:6443/\ncertificate-authority: pki/ca.crt',
       'client-certificate: pki/kcm.crt\nclient-key: pki/kcm.key', { 'pki/ca.crt': CA, 'pki/kcm.crt': CERT, 'pki/kcm.key': KEY })],
-    ['a bearer token and no CA', () => write('server: https://10.0.0.1:6443', 'token: abc.def')],
+    ['a bearer token and no CA', () => kubeconfigWith('server: https://10.0.0.1:6443', 'token: abc.def')],
   ];
   test.each(simple)('%s', async (_what, make) => {
     const file = make();
@@ -141,19 +124,19 @@ ${user.split('\n').map((l) => `    ${l}`).join('\n')}
   test('an absolute file path is read where it is', async () => {
     const elsewhere = path.join(tempDir(), 'ca.crt');
     fs.writeFileSync(elsewhere, CA);
-    const file = write(`server: https://10.0.0.1:6443\ncertificate-authority: ${elsewhere}`, 'token: t');
+    const file = kubeconfigWith(`server: https://10.0.0.1:6443\ncertificate-authority: ${elsewhere}`, 'token: t');
     expect(resolveSimpleKubeconfig(file)?.ca).toBe(CA);
     expect(resolveSimpleKubeconfig(file)).toEqual(await resolveWithLibrary(file));
   });
 
   const notSimple: Array<[string, () => string]> = [
-    ['an exec plugin', () => write('server: https://10.0.0.1:6443', 'exec: { apiVersion: client.authentication.k8s.io/v1, command: /bin/true }')],
-    ['a token file', () => write('server: https://10.0.0.1:6443', 'token-file: /dev/null')],
-    ['impersonation', () => write('server: https://10.0.0.1:6443', 'token: t\nas: someone')],
-    ['TLS verification off', () => write('server: https://10.0.0.1:6443\ninsecure-skip-tls-verify: true', 'token: t')],
-    ['a proxy', () => write('server: https://10.0.0.1:6443\nproxy-url: http://proxy:3128', 'token: t')],
-    ['both data and a file for the CA', () => write(`server: https://10.0.0.1:6443\ncertificate-authority: ca.crt\ncertificate-authority-data: ${b64(CA)}`, 'token: t', { 'ca.crt': CA })],
-    ['a certificate file that is not there', () => write('server: https://10.0.0.1:6443', 'client-certificate: missing.crt\nclient-key: missing.key')],
+    ['an exec plugin', () => kubeconfigWith('server: https://10.0.0.1:6443', 'exec: { apiVersion: client.authentication.k8s.io/v1, command: /bin/true }')],
+    ['a token file', () => kubeconfigWith('server: https://10.0.0.1:6443', 'token-file: /dev/null')],
+    ['impersonation', () => kubeconfigWith('server: https://10.0.0.1:6443', 'token: t\nas: someone')],
+    ['TLS verification off', () => kubeconfigWith('server: https://10.0.0.1:6443\ninsecure-skip-tls-verify: true', 'token: t')],
+    ['a proxy', () => kubeconfigWith('server: https://10.0.0.1:6443\nproxy-url: http://proxy:3128', 'token: t')],
+    ['both data and a file for the CA', () => kubeconfigWith(`server: https://10.0.0.1:6443\ncertificate-authority: ca.crt\ncertificate-authority-data: ${b64(CA)}`, 'token: t', { 'ca.crt': CA })],
+    ['a certificate file that is not there', () => kubeconfigWith('server: https://10.0.0.1:6443', 'client-certificate: missing.crt\nclient-key: missing.key')],
   ];
   test.each(notSimple)('left to client-node: %s', (_what, make) => {
     expect(resolveSimpleKubeconfig(make())).toBeUndefined();
