@@ -139,11 +139,18 @@ describe('runObjectLoop on the Temporal dev server', () => {
     await signalEvent(h, 'late');
     await h.result();
     expect(callsOf(name).map((c) => c.applied)).toEqual([[], ['late']]);
+    // the drain's patch is asked, and recorded, only where signals were pending at the finish
+    const markers = (events: HistoryEvent[]) => ofType(events, EventType.EVENT_TYPE_MARKER_RECORDED)
+      .filter((e) => Object.values(e.markerRecordedEventAttributes?.details ?? {})
+        .some((d) => (d.payloads ?? []).some((p) => Buffer.from(p.data ?? []).toString('utf8').includes('probe-drains-before-finish')))).length;
+    expect(markers(await historyOf(h.workflowId, h.firstExecutionRunId))).toBe(1);
 
     const quiet = 'episode-quiet';
     world.set(quiet, { uid: 'u-quiet', done: true });
-    await (await start(quiet, { uid: 'u-quiet', episode: true })).result();
+    const q = await start(quiet, { uid: 'u-quiet', episode: true });
+    await q.result();
     expect(callsOf(quiet)).toHaveLength(1);
+    expect(markers(await historyOf(q.workflowId, q.firstExecutionRunId))).toBe(0);
   });
 
   test('a paused object keeps its events and applies them, in order, on resume', async () => {

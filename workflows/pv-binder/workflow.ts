@@ -1,4 +1,4 @@
-import { log, proxyActivities } from '@temporalio/workflow';
+import { log, patched, proxyActivities } from '@temporalio/workflow';
 import type { ClaimGuard, PvBinderActivities, RecyclerPodRef, VolumeGuard, WriteOutcome } from '../../activities/pv-binder/activities';
 import { API_BATCHES } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
@@ -151,6 +151,9 @@ export async function pvClaimWorkflow(input: PvClaimWorkflowInput): Promise<void
   await runObjectLoop<ClaimEvent>({
     controller: CONTROLLER,
     tuning,
+    // a settled run ends; an event sent as it ends (the claim deleted just as its volume settled
+    // Bound) is folded in and reconciled, not dropped with the run. Runs recorded before ended there.
+    drainBeforeFinish: () => patched('pv-binder-drains-before-finish'),
     apply(e) {
       if (e.gone) gone = true;
       else if (e.claim) gone = false;
@@ -275,6 +278,9 @@ export async function pvVolumeWorkflow(input: PvVolumeWorkflowInput): Promise<vo
   await runObjectLoop<VolumeEvent>({
     controller: CONTROLLER,
     tuning,
+    // a settled run ends; an event sent as it ends (the claim deleted just as its volume settled
+    // Bound) is folded in and reconciled, not dropped with the run. Runs recorded before ended there.
+    drainBeforeFinish: () => patched('pv-binder-drains-before-finish'),
     apply(e) {
       if (e.gone) gone = true;
       else if (e.volume) gone = false;

@@ -111,7 +111,7 @@ export interface ObjectLoop<Signal> {
    * task runs makes the server refuse the completion, and the replayed task sees it here, so an
    * event sent just as an episode ends is never dropped.
    */
-  drainBeforeFinish?: boolean;
+  drainBeforeFinish?: boolean | (() => boolean);
   /**
    * Told, before the reconcile a wake timer brings, when that timer was due. A timer never fires
    * before it is due, so the workflow's clock is at least that; but a replica that picks up a run
@@ -272,7 +272,8 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       }
       reconciles++;
       if (shadowRun && loop.reread && patched('shadow-rereads')) loop.reread();
-      if (result.finished && !(loop.drainBeforeFinish && pending.length > 0)) {
+      // a function (a patched() check) is asked only when signals are pending, so only a run that meets the case records it
+      if (result.finished && !(pending.length > 0 && (typeof loop.drainBeforeFinish === 'function' ? loop.drainBeforeFinish() : loop.drainBeforeFinish))) {
         kcm.reconciled(loop.controller, 'finished', Date.now() - started);
         return;
       }

@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import { DEFAULT_TUNING, LoopTuning, runObjectLoop } from '../../../workflows/runtime/object-loop';
 import { objectIdentity } from '../../../workflows/runtime/identity';
 
@@ -68,7 +68,8 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
   await runObjectLoop<ProbeEvent>({
     controller: PROBE_CONTROLLER,
     tuning,
-    drainBeforeFinish: input.episode,
+    // as a patched() check, as a controller that adopts draining takes it up: asked only when signals are pending
+    drainBeforeFinish: input.episode ? () => patched('probe-drains-before-finish') : false,
     rereadsOnNewRun: input.rereads,
     apply(e) {
       applied.push(e.note);
