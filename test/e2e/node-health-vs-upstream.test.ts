@@ -29,7 +29,11 @@ beforeAll(async () => {
   temporal = new Client({ connection });
 });
 
-const startUpstream = (controllers: string, extra: string[] = []) => upstream.start(controllers, ['--use-service-account-credentials', ...extra]);
+// started, then synced before the test acts, as ours is ready before it does (see cachesSynced)
+const startUpstream = async (controllers: string, extra: string[] = []) => {
+  await upstream.start(controllers, ['--use-service-account-credentials', ...extra]);
+  await upstream.cachesSynced();
+};
 
 type Pod = {
   metadata?: { name?: string; deletionTimestamp?: string };

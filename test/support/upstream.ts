@@ -11,6 +11,8 @@ import { TEST_DATA_DIR } from './stack';
  */
 export class UpstreamKcm {
   private proc: ChildProcess | undefined;
+  /** where this start's output begins in the log */
+  private logFrom = 0;
 
   constructor(private readonly logName: string) {}
 
@@ -26,6 +28,7 @@ export class UpstreamKcm {
    */
   async start(controllers: string, args: readonly string[] = []): Promise<void> {
     await this.stop();
+    this.logFrom = fs.existsSync(this.logFile) ? fs.statSync(this.logFile).size : 0;
     const bin = (await ensureBinaries(['kube-controller-manager']))['kube-controller-manager'];
     // as kubeadm runs it: its own identity, each controller as its ServiceAccount
     const [kubeconfig, kc, ...sa] = productionIdentityArgs(TEST_DATA_DIR, args);
@@ -33,6 +36,24 @@ export class UpstreamKcm {
     this.proc = spawn(bin, [kubeconfig, kc, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
       `--controllers=${controllers}`, '--leader-elect=false', '--secure-port=0', ...sa, ...args], { stdio: ['ignore', log, log] });
     fs.closeSync(log);
+  }
+
+  /**
+   * Waits until every informer cache a controller of this start waited for is synced (its log has
+   * as many "Caches are synced" as "Waiting for caches to sync", at least one). A change made
+   * before then reaches upstream through its first lists instead of its watches, and its taint
+   * manager then works a tainted node's pods twice, once from the node and once from each pod.
+   */
+  async cachesSynced(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const text = fs.readFileSync(this.logFile).subarray(this.logFrom).toString('utf8');
+      const waiting = text.split('"Waiting for caches to sync"').length - 1;
+      const synced = text.split('"Caches are synced"').length - 1;
+      if (waiting > 0 && synced >= waiting) return;
+      if (Date.now() > deadline) throw new Error(`upstream's caches not synced in ${timeoutMs} ms (${synced} of ${waiting}); see ${this.logFile}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** Stops it (SIGTERM) and waits for the exit; a no-op when it is not running. */
