@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import { pool } from '../../workflows/runtime/pool';
 import { heartbeat } from '../kube/heartbeat';
 import type { FieldMask } from '../informers/fields';
-import type { LocalReads } from '../informers/local-reads';
 import type { EventType, RecordEvent } from '../kube/events';
 import { apiCall, isStatus } from '../kube/failures';
 import type { KubeObject } from '../kube/projections';
@@ -27,12 +26,6 @@ type PodObject = KubeObject & {
   spec?: { nodeName?: string };
   status?: { conditions?: Array<Condition & { observedGeneration?: number }> | null };
 };
-
-/** Whether the pod is bound to the node with a Ready condition not yet False: what marking the node's pods changes. */
-function stillReadyOn(node: string, pod: PodObject): boolean {
-  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
-  return pod.spec?.nodeName === node && ready !== undefined && ready.status !== 'False';
-}
 
 /** What the routes read of a node. */
 export const LIFECYCLE_NODE_FIELDS: FieldMask = {
@@ -113,7 +106,6 @@ export interface NodeLifecycleDeps {
   rest: KubeRest;
   logger: Logger;
   recordEvent: RecordEvent;
-  local: LocalReads;
 }
 
 /** upstream retries a node status write this many times, reading the node again each time */
@@ -148,9 +140,10 @@ export function createNodeLifecycleActivities(deps: NodeLifecycleDeps) {
     let marked = 0;
     const failed: unknown[] = [];
     for (const pod of pods) {
-      if (!stillReadyOn(node, pod)) continue;
+      if (pod.spec?.nodeName !== node) continue;
       const conditions = pod.status?.conditions ?? [];
-      const ready = conditions.find((c) => c.type === 'Ready')!;
+      const ready = conditions.find((c) => c.type === 'Ready');
+      if (!ready || ready.status === 'False') continue;
       const now = new Date().toISOString();
       const updated = { ...pod, status: { ...pod.status, conditions: conditions.map((c) => (c === ready ? { ...c, status: 'False', lastTransitionTime: now } : c)) } };
       const path = resourcePath(RESOURCES.pods, pod.metadata?.namespace, pod.metadata?.name);
@@ -207,13 +200,6 @@ export function createNodeLifecycleActivities(deps: NodeLifecycleDeps) {
             }
           }
         } else {
-          // Upstream reads its pod lister here. The routes keep every pod's node and Ready condition
-          // in this replica's cache: when it holds none on the node still to be marked, the API need
-          // not be asked. A zone's silent nodes are judged in one pass, and one list per empty node
-          // made that pass seconds long at the client's rate limit, so nodes silent since its start
-          // waited a whole pass more to be judged.
-          const cached = deps.local.list(RESOURCES.pods, LIFECYCLE_POD_FIELDS, (p) => stillReadyOn(req.node, p as PodObject));
-          if (cached?.length === 0) return { marked: 0 };
           const q = `fieldSelector=${encodeURIComponent(`spec.nodeName=${req.node}`)}`;
           pods = (await rest.request<{ items: PodObject[] }>('GET', `${resourcePath(RESOURCES.pods)}?${q}`)).body.items ?? [];
         }
