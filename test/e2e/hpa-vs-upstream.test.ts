@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@temporalio/client';
 import { ApiError } from '../../activities/kube/rest';
-import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
+import { eventually, freshNamespace, settledRead, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { cleanNamespace, mergePatch, testRest, getIfExists } from '../support/kube';
 import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
@@ -164,7 +164,17 @@ async function scenario(prefix: string, start: () => Promise<void>, intoWindow: 
     if (condition(await statusOf(ns, 'quiet'), 'ScalingActive')?.reason !== 'FailedGetResourceMetric') return false;
     return condition(await statusOf(ns, 'nowhere'), 'AbleToScale')?.reason === 'FailedGetScale';
   }, 60_000, 250);
-  const up = await snapshot(ns);
+  // upstream's recorder sends Events in the background, after the status write they describe: wait
+  // for the Event of each HPA's last rescale and failure, then read once nothing changes
+  const reasons = (events: Event[], name: string) => events.filter((e) => e.involvedObject.name === name).map((e) => `${e.reason}: ${e.message}`);
+  await eventually('each HPA\'s Event for what its status shows', async () => {
+    const events = (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items;
+    const rescaledTo = (name: string, n: number) => reasons(events, name).some((r) => r.startsWith(`SuccessfulRescale: New size: ${n};`));
+    return rescaledTo('web', 6) && rescaledTo('plain', 6) && rescaledTo('scalable', 6) && rescaledTo('worker', 4)
+      && reasons(events, 'quiet').some((r) => r.startsWith('FailedGetResourceMetric:'))
+      && reasons(events, 'nowhere').some((r) => r.startsWith('FailedGetScale:'));
+  }, 15_000, 100);
+  const up = await settledRead('the HPAs and their Events at 6', () => snapshot(ns), 15_000);
 
   const pods = (await rest.request<{ items: Array<{ metadata: { name: string } }> }>('GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dweb`)).body.items;
   for (const p of pods) await mergePatch(rest, `/api/v1/namespaces/${ns}/pods/${p.metadata.name}`, { metadata: { annotations: { [USAGE]: '20m' } } });
@@ -177,7 +187,7 @@ async function scenario(prefix: string, start: () => Promise<void>, intoWindow: 
   await eventually('web\'s status and Event after the scale-down', async () => (await statusOf(ns, 'web'))?.desiredReplicas === 3
     && (await rest.request<{ items: Event[] }>('GET', `/api/v1/namespaces/${ns}/events`)).body.items
       .some((e) => e.involvedObject.name === 'web' && e.reason === 'SuccessfulRescale' && e.message.startsWith('New size: 3;')), 15_000, 100);
-  const down = await snapshot(ns);
+  const down = await settledRead('the HPAs and their Events at 3', () => snapshot(ns), 15_000);
   return { up, down, heldMs };
 }
 
