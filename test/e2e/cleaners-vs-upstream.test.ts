@@ -28,8 +28,11 @@ const CONTROLLERS = 'certificatesigningrequest-cleaner-controller,token-cleaner-
 /** --legacy-service-account-token-clean-up-period: short, so tokens made a few seconds ago qualify */
 const PERIOD_S = 3;
 const PERIOD = `${PERIOD_S}s`;
-/** how far after setup the "soon" token and CSR are due: past the first passes and a restart of ours */
-const SOON_MS = 20_000;
+/**
+ * How far after their creation the "soon" token and CSR are due: past ours seeing them and a
+ * restart. They are made after the first passes, so that a slow setup or start cannot eat the margin.
+ */
+const SOON_MS = 15_000;
 const TRACKING = '/api/v1/namespaces/kube-system/configmaps/kube-apiserver-legacy-service-account-token-tracking';
 const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const HOUR = 3600_000;
@@ -156,8 +159,6 @@ async function setup(prefix: string): Promise<Made> {
     'issued-2h': { approved: now - 2 * HOUR, certUntil: now + 24 * HOUR },
     'issued-expired': { approved: now, certUntil: now - HOUR },
     'issued-valid': { approved: now, certUntil: now + 24 * HOUR },
-    // issued an hour ago all but SOON_MS: due then; upstream's next pass is an hour away
-    'issued-soon': { approved: now - HOUR + SOON_MS, certUntil: now + 24 * HOUR },
     pending: {},
   };
   for (const [k, c] of Object.entries(cases)) {
@@ -169,7 +170,6 @@ async function setup(prefix: string): Promise<Made> {
   const bootstrap: Record<string, string> = {};
   const tokens: Record<string, { expiration?: string; ns?: string; type?: string }> = {
     expired: { expiration: '2020-01-01T00:00:00Z' },
-    soon: { expiration: new Date(now + SOON_MS).toISOString().replace(/\.000Z$/, 'Z') },
     future: { expiration: new Date(now + HOUR).toISOString() },
     never: {},
     garbage: { expiration: 'not a time' },
@@ -216,7 +216,19 @@ async function setup(prefix: string): Promise<Made> {
   } });
   // the tokens must be older than the clean-up period when the first pass runs
   await new Promise((r) => setTimeout(r, PERIOD_S * 1000 + 500));
-  return { ns, csr, bootstrap, legacy: LEGACY, soonDueAt: now + SOON_MS };
+  return { ns, csr, bootstrap, legacy: LEGACY, soonDueAt: 0 };
+}
+
+/** The token and the CSR due SOON_MS from now, made once the first passes are done. */
+async function addSoon(m: Made, prefix: string): Promise<void> {
+  // whole seconds: the API server keeps condition times to the second
+  const now = Math.floor(Date.now() / 1000) * 1000;
+  m.soonDueAt = now + SOON_MS;
+  // issued an hour ago all but SOON_MS: due then; upstream's next pass is an hour away
+  m.csr['issued-soon'] = uniqueName(`${prefix}-issued-soon`);
+  await createCsr(m.csr['issued-soon'], { approved: now - HOUR + SOON_MS, certUntil: now + 24 * HOUR });
+  m.bootstrap.soon = `bootstrap-token-${prefix}-soon-${randomBytes(2).toString('hex')}`;
+  await bootstrapToken(m.bootstrap.soon, { expiration: new Date(m.soonDueAt).toISOString().replace(/\.000Z$/, 'Z') });
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -306,6 +318,7 @@ test('CSRs, bootstrap tokens and legacy service account tokens are cleaned up as
     // sees no CSR (the next is an hour later). A start interval lets the informer list first.
     '--controller-start-interval=1s']);
   await firstPassesDone(up);
+  await addSoon(up, 'up');
   const upSoonGoneAt = await soonTokenGone(up);
   await new Promise((r) => setTimeout(r, 1500));
   const theirs = await snapshot(up);
@@ -320,6 +333,18 @@ test('CSRs, bootstrap tokens and legacy service account tokens are cleaned up as
   const args = ['--use-service-account-credentials', `--legacy-service-account-token-clean-up-period=${PERIOD}`, '--informer-heartbeat-timeout', '3s'];
   ours = await startManagerProcess(taskQueue, args, { controllers: CONTROLLERS });
   await firstPassesDone(mine);
+  await addSoon(mine, 'ours');
+  // the kill comes once the runs of both wait for the due time, and a restart before it
+  const early = await testTemporalConnection();
+  try {
+    const client = new Client({ connection: early });
+    for (const id of [`csrcleaner/${mine.csr['issued-soon']}`, `tokencleaner/kube-system/${mine.bootstrap.soon}`]) {
+      await eventually(`${id} waits`, async () => (await client.workflow.getHandle(id).query<{ view?: { decision?: string } }>('state')
+        .catch(() => undefined))?.view?.decision === 'wait', 10_000, 100);
+    }
+  } finally {
+    await early.close();
+  }
   expect(Date.now()).toBeLessThan(mine.soonDueAt - 5000);
   expect(await exists(csrPath(mine.csr['issued-soon']))).toBe(true);
   const firstLog = ours.logFile;
