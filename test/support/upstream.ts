@@ -24,7 +24,9 @@ export class UpstreamKcm {
   /**
    * Starts it with upstream's --controllers names and extra flags (e.g.
    * --use-service-account-credentials), first stopping a run a failed test may have left: two
-   * upstream managers at once would each act on the same objects.
+   * upstream managers at once would each act on the same objects. It returns once its caches are
+   * synced, as ours is ready only once its informers are: both then see the test's changes through
+   * their watches.
    */
   async start(controllers: string, args: readonly string[] = []): Promise<void> {
     await this.stop();
@@ -36,6 +38,7 @@ export class UpstreamKcm {
     this.proc = spawn(bin, [kubeconfig, kc, `--authentication-kubeconfig=${kc}`, `--authorization-kubeconfig=${kc}`,
       `--controllers=${controllers}`, '--leader-elect=false', '--secure-port=0', ...sa, ...args], { stdio: ['ignore', log, log] });
     fs.closeSync(log);
+    await this.cachesSynced();
   }
 
   /**
@@ -44,13 +47,14 @@ export class UpstreamKcm {
    * before then reaches upstream through its first lists instead of its watches, and its taint
    * manager then works a tainted node's pods twice, once from the node and once from each pod.
    */
-  async cachesSynced(timeoutMs = 60_000): Promise<void> {
+  private async cachesSynced(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const text = fs.readFileSync(this.logFile).subarray(this.logFrom).toString('utf8');
       const waiting = text.split('"Waiting for caches to sync"').length - 1;
       const synced = text.split('"Caches are synced"').length - 1;
       if (waiting > 0 && synced >= waiting) return;
+      if (this.proc?.exitCode !== null || this.proc?.signalCode !== null) throw new Error(`upstream exited before its caches synced; see ${this.logFile}`);
       if (Date.now() > deadline) throw new Error(`upstream's caches not synced in ${timeoutMs} ms (${synced} of ${waiting}); see ${this.logFile}`);
       await new Promise((r) => setTimeout(r, 100));
     }
