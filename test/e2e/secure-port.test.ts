@@ -39,7 +39,8 @@ async function tokenOf(sa: string): Promise<string> {
 /** Upstream on a port of its own with `args` after the harness's; resolves once /healthz answers. */
 async function startUpstream(args: string[]): Promise<number> {
   const port = await ports.take('upstream secure port');
-  await upstream.start(CONTROLLERS, ['--bind-address=127.0.0.1', `--secure-port=${port}`, ...args]);
+  // the CSR cleaner waits for no cache, so upstream's log never says one is synced
+  await upstream.start(CONTROLLERS, ['--bind-address=127.0.0.1', `--secure-port=${port}`, ...args], { noCacheWait: true });
   await eventually('upstream /healthz', async () => (await probeSecurePort(port, '/healthz')).status === 200, 60_000, 300);
   return port;
 }
