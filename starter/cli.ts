@@ -1,8 +1,11 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ALL_BINARIES, BuildError, ensureBinaries, ensureTemporalWrapperModule, ensureWrapperModule } from './local/binaries';
 import { defaultDataDir } from './local/paths';
 import { loadVersions } from './local/versions';
+import { normalizeRunArgs } from './upstream-flag-options';
+import { UPSTREAM_VERSION } from './upstream-flags';
 import { PORT_NAMES, PortName, StackError, connectionEnv, describeStack, down, readState, stackTemporal, status, up } from './local/stack';
 import { PortInUseError } from './local/ports';
 import { TEMPORAL_TOPOLOGIES, TemporalTopology, isTemporalTopology, temporalTlsArgs } from './local/temporal-topology';
@@ -59,6 +62,7 @@ function dataDirOption(): Option {
 }
 
 const print = (line: string) => process.stdout.write(line + '\n');
+const packageVersion = () => (JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as { version: string }).version;
 const note = (line: string) => process.stderr.write(line + '\n');
 
 async function localUp(opts: Record<string, unknown>): Promise<void> {
@@ -86,6 +90,11 @@ export function buildProgram(): Command {
     program.command('run').description('run the controller manager (one replica; start as many as you like against one Temporal namespace and task queue)'),
   );
   runCmd.action(async () => {
+    // upstream's --version: the version, then exit
+    if (runCmd.getOptionValue('version') !== undefined) {
+      print(`temporal-kcm ${packageVersion()} (kube-controller-manager ${UPSTREAM_VERSION})`);
+      return;
+    }
     await runManager(resolveOrUsage(runCmd));
   });
 
@@ -209,7 +218,8 @@ function isExpected(e: unknown): e is Error {
 export async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    // pflag's spellings: `--concurrent_rc_syncs`, `-v=2`
+    await program.parseAsync(argv[0] === 'run' ? ['run', ...normalizeRunArgs(argv.slice(1))] : argv, { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) {
       // help and version are not errors; anything else commander rejects is a usage error

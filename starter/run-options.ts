@@ -9,6 +9,7 @@ import { FlagSpec, FlagValues, INT32_MAX, flagDefault } from '../workers/flags';
 import { CONTROLLERS, controllerFlags } from '../workers/registry';
 import { ALL_CONTROLLERS, DISABLED_BY_DEFAULT, UnknownControllerError, resolveEnabledControllers } from './controller-names';
 import { DEFAULT_ALWAYS_ALLOW_PATHS, alwaysAllowMatcher } from './secure-serving/delegated-auth';
+import { addAcceptedUpstreamFlags, resolveAcceptedUpstreamFlags, type GivenUpstreamFlag } from './upstream-flag-options';
 
 /*
  * Flags of `temporal-kcm run`. Where a flag means what it means for kube-controller-manager it has
@@ -151,6 +152,8 @@ export interface RunOptions {
   heapSnapshotDir?: string;
   /** the most workflow runs each controller's worker keeps cached (0: none); unset, the SDK's default from the heap limit */
   maxCachedWorkflows?: number;
+  /** upstream flags given that have no option of ours (starter/upstream-flag-policy.ts), for the start log */
+  upstreamFlags: GivenUpstreamFlag[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -318,7 +321,8 @@ export function addRunOptions(cmd: Command): Command {
     '--heap-snapshot-dir <path>',
     'on SIGUSR2, write V8 heap snapshots of the main thread and of each workflow thread into this directory (a diagnostic: a snapshot holds whatever the process holds, its credentials included)' + ours,
   );
-  add('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}, any case`, { def: RUN_DEFAULTS.logLevel, env: 'LOG_LEVEL' });
+  add('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}, any case; wins over -v`, { def: RUN_DEFAULTS.logLevel, env: 'LOG_LEVEL' });
+  addAcceptedUpstreamFlags(cmd);
   return cmd;
 }
 
@@ -720,7 +724,11 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   if (maxCachedWorkflows === 1) r.fail(r.origin('max-cached-workflows'), '1', 'must be 0 (keep none) or at least 2');
   const rootCaFile = r.existingFile('root-ca-file');
 
-  const levelText = r.string('log-level', { def: RUN_DEFAULTS.logLevel }).toLowerCase();
+  const upstream = resolveAcceptedUpstreamFlags(r);
+  // upstream's switch for the collector (its quota and namespace deletion still run, as upstream's do)
+  if (upstream.garbageCollectorOff) enabledControllers.delete('garbage-collector-controller');
+
+  const levelText = r.string('log-level', { def: upstream.logLevelFromVerbosity ?? RUN_DEFAULTS.logLevel }).toLowerCase();
   const logLevel = (LOG_LEVELS as readonly string[]).includes(levelText) ? (levelText as LogLevel) : RUN_DEFAULTS.logLevel;
   if (logLevel !== levelText) r.fail(r.origin('log-level'), levelText, `must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -759,6 +767,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     workflowStackTraces,
     ...(heapSnapshotDir ? { heapSnapshotDir } : {}),
     ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
+    upstreamFlags: upstream.given,
   };
 }
 

@@ -51,6 +51,11 @@ export async function runManager(opts: RunOptions): Promise<void> {
   const logger = createLogger(opts.logLevel);
   installRuntimeLogger(logger, opts.logLevel);
   if (opts.leaderElectWarning) logger.warn(opts.leaderElectWarning);
+  // upstream's flags without an option of ours: what each did (or could not do) here
+  for (const f of opts.upstreamFlags) {
+    if (f.kind === 'not yet') logger.warn({ flag: f.flag, value: f.value }, `upstream flag not honoured: ${f.reason}`);
+    else logger.info({ flag: f.flag, value: f.value }, f.kind === 'honoured' ? `upstream flag: ${f.reason}` : `upstream flag has no effect here: ${f.reason}`);
+  }
   for (const w of opts.featureGateWarnings) logger.warn(w);
   if (Object.keys(opts.featureGates).length) logger.info({ featureGates: opts.featureGates }, 'feature gates set');
   // upstream skips a controller whose required feature gate is off, and says so
