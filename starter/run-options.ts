@@ -154,6 +154,8 @@ export interface RunOptions {
   maxCachedWorkflows?: number;
   /** upstream flags given that have no option of ours (starter/upstream-flag-policy.ts), for the start log */
   upstreamFlags: GivenUpstreamFlag[];
+  /** --logging-format: JSON lines (ours), or klog's text lines (upstream's default) */
+  logFormat: 'json' | 'text';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -768,6 +770,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     ...(heapSnapshotDir ? { heapSnapshotDir } : {}),
     ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
     upstreamFlags: upstream.given,
+    logFormat: upstream.textLogs ? 'text' : 'json',
   };
 }
 

@@ -10,6 +10,7 @@ import { startHealthServer } from './health-server';
 import { prepareSecureServing } from './secure-serving/setup';
 import type { RunOptions } from './run-options';
 import { controllerOfWorkflowId } from '../workflows/runtime/workflow-ids';
+import { klogTextDestination } from '../workers/klog-text';
 
 const TEMPORAL_LEVEL: Record<string, TemporalLogLevel> = {
   trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR',
@@ -48,7 +49,7 @@ function installRuntimeLogger(logger: Logger, level: string): void {
 
 /** `temporal-kcm run`: serve health/metrics, run a worker replica until SIGINT/SIGTERM. */
 export async function runManager(opts: RunOptions): Promise<void> {
-  const logger = createLogger(opts.logLevel);
+  const logger = createLogger(opts.logLevel, opts.logFormat === 'text' ? klogTextDestination() : undefined);
   installRuntimeLogger(logger, opts.logLevel);
   if (opts.leaderElectWarning) logger.warn(opts.leaderElectWarning);
   // upstream's flags without an option of ours: what each did (or could not do) here

@@ -85,6 +85,8 @@ export interface ResolvedUpstreamFlags {
   logLevelFromVerbosity?: 'info' | 'debug' | 'trace';
   /** --enable-garbage-collector=false */
   garbageCollectorOff: boolean;
+  /** --logging-format=text */
+  textLogs: boolean;
 }
 
 const GO_BOOL: Record<string, boolean> = { 1: true, t: true, T: true, true: true, TRUE: true, True: true, 0: false, f: false, F: false, false: false, FALSE: false, False: false };
@@ -129,7 +131,7 @@ function versionProblem(value: string): string | undefined {
 
 /** Checks the accepted upstream flags that were given and reads the ones honoured here. */
 export function resolveAcceptedUpstreamFlags(r: FlagReader): ResolvedUpstreamFlags {
-  const out: ResolvedUpstreamFlags = { given: [], garbageCollectorOff: false };
+  const out: ResolvedUpstreamFlags = { given: [], garbageCollectorOff: false, textLogs: false };
   for (const { flag, name, policy } of acceptedUpstreamFlags()) {
     const g = r.given(name);
     if (!g) continue;
@@ -155,10 +157,9 @@ export function resolveAcceptedUpstreamFlags(r: FlagReader): ResolvedUpstreamFla
         r.fail(g.origin, value, 'must be json or text');
         continue;
       }
+      out.textLogs = value === 'text';
     }
-    // text logs are not built yet: asking for them is warned about at start
-    const kind = name === 'logging-format' && value === 'text' ? 'not yet' : policy.kind;
-    out.given.push({ flag: `--${name}`, value, kind, reason: policy.reason });
+    out.given.push({ flag: `--${name}`, value, kind: policy.kind, reason: policy.reason });
   }
   return out;
 }

@@ -84,7 +84,7 @@ export const ACCEPTED_UPSTREAM_FLAGS: Readonly<Record<string, AcceptedFlag>> = {
   'log-flush-frequency': { kind: 'no effect', reason: 'each log line is written at once' },
   'log-text-info-buffer-size': TEXT_LOG_BUFFER,
   'log-text-split-stream': TEXT_LOG_BUFFER,
-  'logging-format': { kind: 'honoured', reason: "json is this manager's format; text is not built yet (its lines stay JSON, with a warning)" },
+  'logging-format': { kind: 'honoured', reason: "json (this manager's default) or text (klog's line shape, upstream's default, with the controller where klog names the Go file)" },
   v: { kind: 'honoured', reason: 'klog verbosity as the log level when --log-level is not given: 0-3 info, 4-5 debug, 6 and above trace' },
   vmodule: { kind: 'not yet', reason: 'per-file verbosity has no counterpart yet: log lines are per controller, not per Go file' },
   version: { kind: 'honoured', reason: 'prints the version and exits' },

@@ -6,6 +6,8 @@ import { addRunOptions, resolveRunOptions, type RunOptions } from '../../starter
 import { normalizeFlagName, normalizeRunArgs } from '../../starter/upstream-flag-options';
 import { ACCEPTED_UPSTREAM_FLAGS } from '../../starter/upstream-flag-policy';
 import { UPSTREAM_FLAGS } from '../../starter/upstream-flags';
+import { klogLine, klogTextDestination } from '../../workers/klog-text';
+import { createLogger } from '../../workers/logger';
 import { parseWithEnv } from '../support/parse-with-env';
 
 const runLongs = () => new Set(addRunOptions(new Command('run')).options.map((o) => o.long));
@@ -118,5 +120,30 @@ describe("kubeadm 1.35's command line", () => {
       '--requestheader-client-ca-file not yet',
       '--service-cluster-ip-range not yet',
     ]);
+  });
+});
+
+describe('--logging-format=text', () => {
+  test('is read, json by default', () => {
+    expect(resolve([]).logFormat).toBe('json');
+    expect(resolve(['--logging-format=text']).logFormat).toBe('text');
+    expect(resolve(['--logging-format', 'json']).logFormat).toBe('json');
+  });
+
+  test("writes klog's line shape: severity, date, time, pid, the controller, the quoted message, key=value", () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', klogTextDestination({ write: (s: string) => lines.push(s) }));
+    logger.child({ controller: 'replicaset', key: 'default/web' }).warn({ replicas: 3, ready: true, pods: ['a'] }, 'scaled "up"');
+    logger.info('plain');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^W\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ replicaset\] "scaled \\"up\\"" controller="replicaset" key="default\/web" replicas=3 ready=true pods=\["a"\]\n$/);
+    expect(lines[1]).toMatch(/^I\d{4} [\d:.]+ +\d+ temporal-kcm\] "plain"\n$/);
+  });
+
+  test('a line that is not JSON passes through', () => {
+    const lines: string[] = [];
+    klogTextDestination({ write: (s: string) => lines.push(s) }).write('not json\n');
+    expect(lines).toEqual(['not json\n']);
+    expect(klogLine({ level: 'error', time: '2026-11-29T14:04:56.270Z', pid: 7, msg: 'x', component: 'secure-port' })).toMatch(/^E1129 \d\d:04:56\.270000       7 secure-port\] "x" component="secure-port"$/);
   });
 });
