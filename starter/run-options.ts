@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseGoDuration } from '../workflows/common/duration';
 import { SHADOW_TASK_QUEUE_SUFFIX, SHADOW_WORKFLOW_ID_PREFIX } from '../workflows/runtime/workflow-ids';
 import { FeatureGateError, parseFeatureGates, resolveFeatureGates, settingWarnings } from '../workers/feature-gates';
-import { FlagSpec, FlagValues, INT32_MAX, flagDefault } from '../workers/flags';
+import { FlagSpec, FlagValues, INT32_MAX, flagDefault, parseGoBool } from '../workers/flags';
 import { CONTROLLERS, controllerFlags } from '../workers/registry';
 import { ALL_CONTROLLERS, DISABLED_BY_DEFAULT, UnknownControllerError, resolveEnabledControllers } from './controller-names';
 import { DEFAULT_ALWAYS_ALLOW_PATHS, alwaysAllowMatcher } from './secure-serving/delegated-auth';
@@ -337,12 +337,6 @@ interface Given {
   origin: string;
 }
 
-/** Parses Go's strconv.ParseBool spellings, which is what pflag accepts for `--flag=value`. */
-function parseGoBool(value: string): boolean | undefined {
-  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return true;
-  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return false;
-  return undefined;
-}
 
 /**
  * Reads parsed values with their sources. Collects every problem instead of stopping at the first,

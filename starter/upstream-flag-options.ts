@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { parseGoDuration } from '../workflows/common/duration';
+import { parseGoBool } from '../workers/flags';
 import { ACCEPTED_UPSTREAM_FLAGS, type AcceptedFlag } from './upstream-flag-policy';
 import type { UpstreamFlag } from './upstream-flag-types';
 import { UPSTREAM_FLAGS } from './upstream-flags';
@@ -89,13 +90,12 @@ export interface ResolvedUpstreamFlags {
   textLogs: boolean;
 }
 
-const GO_BOOL: Record<string, boolean> = { 1: true, t: true, T: true, true: true, TRUE: true, True: true, 0: false, f: false, F: false, false: false, FALSE: false, False: false };
 
 /** The reason a value is not of its pflag type, or undefined when it is. */
 function typeProblem(type: string, value: string): string | undefined {
   switch (type) {
     case 'bool':
-      return value in GO_BOOL ? undefined : 'is not a boolean (true or false)';
+      return parseGoBool(value) !== undefined ? undefined : 'is not a boolean (true or false)';
     case 'int':
     case 'int32':
       return /^[+-]?\d+$/.test(value) && Math.abs(Number(value)) <= 2 ** 31 - 1 ? undefined : 'is not an integer';
@@ -151,7 +151,7 @@ export function resolveAcceptedUpstreamFlags(r: FlagReader): ResolvedUpstreamFla
       const level = Number(value);
       out.logLevelFromVerbosity = level >= 6 ? 'trace' : level >= 4 ? 'debug' : 'info';
     } else if (name === 'enable-garbage-collector') {
-      out.garbageCollectorOff = GO_BOOL[value.trim()] === false;
+      out.garbageCollectorOff = parseGoBool(value.trim()) === false;
     } else if (name === 'logging-format') {
       if (value !== 'json' && value !== 'text') {
         r.fail(g.origin, value, 'must be json or text');

@@ -1,5 +1,5 @@
 import { KUBE_FEATURE_GATES } from './feature-gate-table';
-import type { FlagValues } from './flags';
+import { parseGoBool, type FlagValues } from './flags';
 
 /*
  * `--feature-gates`, as kube-controller-manager reads it: `Name=bool` pairs, comma-separated, the
@@ -67,12 +67,6 @@ export class FeatureGateError extends Error {
   }
 }
 
-/** Go's strconv.ParseBool. */
-function parseGoBool(v: string): boolean | undefined {
-  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v)) return true;
-  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(v)) return false;
-  return undefined;
-}
 
 /**
  * The explicit settings of every --feature-gates value given (in order; a later setting of a gate

@@ -50,6 +50,13 @@ export interface StringFlag extends FlagBase {
   def: string;
 }
 
+/** Go's strconv.ParseBool spellings, which pflag accepts for `--flag=value` and upstream for feature gates. */
+export function parseGoBool(value: string): boolean | undefined {
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return false;
+  return undefined;
+}
+
 export type FlagSpec = IntFlag | FloatFlag | DurationFlag | FileFlag | BoolFlag | StringFlag;
 
 export type FlagValueOf<F extends FlagSpec> = F extends FileFlag ? string | undefined : F extends StringFlag ? string : F extends BoolFlag ? boolean : number;
