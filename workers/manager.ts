@@ -297,6 +297,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       backoffBaseMs: opts.resyncBackoffBaseMs,
       backoffMaxMs: opts.resyncBackoffMaxMs,
       maxHistoryEvents: opts.maxHistoryEvents,
+      idleHistoryEvents: opts.maxIdleHistoryEvents,
     },
     flags: opts.controllerFlags,
   };

@@ -93,7 +93,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     // The waits are the loop's timers, exact in the history: one per failure, then the resync.
     const timers = ofType(await historyOf(h.workflowId, h.firstExecutionRunId), EventType.EVENT_TYPE_TIMER_STARTED)
       .map((e) => tsToMs(e.timerStartedEventAttributes!.startToFireTimeout));
-    const expected = Array.from({ length: failures }, (_, i) => backoffMs({ ...tuning, maxHistoryEvents: 10_000 }, i + 1));
+    const expected = Array.from({ length: failures }, (_, i) => backoffMs({ ...tuning, maxHistoryEvents: 10_000, idleHistoryEvents: 10_000 }, i + 1));
     expect(expected.slice(0, 4)).toEqual([100, 200, 400, 400]);
     expect(timers).toEqual([...expected, 3_600_000]);
     // and the retries really waited that long
@@ -216,6 +216,53 @@ describe('runObjectLoop on the Temporal dev server', () => {
     expect(last.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
     const carried = defaultPayloadConverter.fromPayload<ProbeInput>(last.workflowExecutionContinuedAsNewEventAttributes!.input!.payloads![0]);
     expect(carried).toMatchObject({ name, uid: 'u-long', applied: ['a', 'b'], generation: 1 });
+    await finish(h, name);
+  });
+
+  test('a converged run continues as new at a quiet resync once past idleHistoryEvents, in the resync\'s own task; a requeue or a failure is not a resync', async () => {
+    const name = 'idle';
+    const idleHistoryEvents = 30;
+    world.set(name, { uid: 'u-idle' });
+    const h = await start(name, { uid: 'u-idle', tuning: { resyncMs: 100, maxHistoryEvents: 10_000, idleHistoryEvents } });
+    await eventually('the first reconcile', () => callsOf(name).length >= 1);
+    await signalEvent(h, 'a');
+    const next = await eventually('a continued run', async () => {
+      const s = await state(h);
+      return typeof s.view?.generation === 'number' && s.view.generation >= 1 ? s : undefined;
+    });
+    expect(next.view?.applied).toEqual(['a']);
+
+    const first = await historyOf(h.workflowId, h.firstExecutionRunId);
+    const types = first.map((e) => e.eventType);
+    // past the threshold, far short of maxHistoryEvents, and ended by the first quiet wake there
+    expect(first.length).toBeGreaterThanOrEqual(idleHistoryEvents);
+    expect(first.length).toBeLessThan(idleHistoryEvents + 15);
+    expect(types[types.length - 1]).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+    // the run ends in the resync's own turn: after the last timer fired, its reconcile (the
+    // observation) and the continue-as-new, with no event and no new timer between
+    const wake = types.slice(types.lastIndexOf(EventType.EVENT_TYPE_TIMER_FIRED));
+    expect(wake).toContain(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+    expect(wake).not.toContain(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+    expect(wake).not.toContain(EventType.EVENT_TYPE_TIMER_STARTED);
+    const patches = ofType(first, EventType.EVENT_TYPE_MARKER_RECORDED)
+      .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+      .map((e) => defaultPayloadConverter.fromPayload<{ id: string }>(e.markerRecordedEventAttributes!.details!['patch-data'].payloads![0]).id);
+    expect(patches).toContain('idle-continue-as-new');
+
+    // a run that keeps asking for a requeue is never quiet: it grows past the threshold in one run
+    const busy = 'idle-requeue';
+    world.set(busy, { uid: 'u-busy', requeueMs: 50 });
+    const hb = await start(busy, { uid: 'u-busy', tuning: { resyncMs: 100, maxHistoryEvents: 10_000, idleHistoryEvents } });
+    // nor is one that keeps failing, though its retries are timer wakes too
+    const failing = 'idle-failing';
+    world.set(failing, { uid: 'u-failing', fail: 'refused' });
+    const hf = await start(failing, { uid: 'u-failing', tuning: { resyncMs: 100, backoffBaseMs: 20, backoffMaxMs: 40, maxHistoryEvents: 10_000, idleHistoryEvents } });
+    for (const other of [hb, hf]) {
+      await eventually('twice the threshold in one run', async () => (await state(other)).historyLength >= 2 * idleHistoryEvents);
+      expect((await state(other)).view?.generation).toBe(0);
+    }
+    await finish(hb, busy);
+    await finish(hf, failing);
     await finish(h, name);
   });
 

@@ -68,6 +68,12 @@ export interface LoopTuning {
   backoffMaxMs: number;
   /** continue-as-new once history passes this many events (or when Temporal suggests it) */
   maxHistoryEvents: number;
+  /**
+   * a converged run continues as new at a quiet resync (the resync timer's turn, with no event and
+   * nothing left to do) once its history passes this many events, so that a replica that wakes it
+   * cold replays a few dozen events rather than every resync since it started
+   */
+  idleHistoryEvents: number;
 }
 
 /**
@@ -80,6 +86,9 @@ export const DEFAULT_TUNING: LoopTuning = {
   backoffBaseMs: 1000,
   backoffMaxMs: 5 * 60_000,
   maxHistoryEvents: 10_000,
+  // runs of earlier builds had no such knob; they take this one, and their old turns replay as
+  // they were recorded, since the continue-as-new it brings is behind a patch
+  idleHistoryEvents: 100,
 };
 
 export interface ReconcileResult {
@@ -172,6 +181,12 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   });
 
   let due = true; // the first reconcile runs at once
+  /** the wait under way is the resync's: the last reconcile neither failed nor asked for a requeue */
+  let waitIsResync = false;
+  /** due because the resync timer fired, not because of an event, a requeue or a backoff */
+  let resyncWake = false;
+  /** the last turn was the resync's, brought no event, and left the object converged */
+  let quiet = false;
   let failures = 0;
   let waitMs = loop.tuning.resyncMs;
   let reconciles = 0;
@@ -253,6 +268,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     for (const s of batch) loop.apply(s);
     if (batch.length) kcm.signals(loop.controller, batch.length, Math.max(0, batch.length - 1));
 
+    quiet = false;
     if (due || batch.length) {
       const started = Date.now();
       let outcome: ReconcileOutcome;
@@ -297,7 +313,10 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         ? backoffMs(loop.tuning, failures)
         : Math.min(result.requeueAfterMs ?? loop.tuning.resyncMs, loop.tuning.resyncMs);
       nextWakeAt = Date.now() + waitMs;
+      waitIsResync = !result.failed && waitMs === loop.tuning.resyncMs;
+      quiet = resyncWake && batch.length === 0 && waitIsResync;
       due = false;
+      resyncWake = false;
       refreshDetails();
     }
 
@@ -321,6 +340,15 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     if (pending.length === 0 && !pauseChanged && longHistory) {
       await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
     }
+    // A converged object's run otherwise grows by a resync turn (about eight events) each resync
+    // period until maxHistoryEvents, and a replica that wakes it cold (after a kill -9, a failover
+    // or an eviction from the workflow cache) replays every one, at about half a millisecond an
+    // event. At a quiet resync the run carries nothing a signal is still to change, so it
+    // continues as new there, in the resync's own task: no event is in flight for an idle object.
+    // Older histories never did, hence the patch, asked only when the run is past the threshold.
+    if (quiet && pending.length === 0 && !pauseChanged && info.historyLength >= loop.tuning.idleHistoryEvents && patched('idle-continue-as-new')) {
+      await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
+    }
     // A run a build before per-controller task queues started on the base queue moves to its
     // controller's queue at its first quiet turn on this code. Runs already there never call
     // patched(), and replays of older histories see it false, so they keep their commands.
@@ -337,13 +365,17 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       await condition(() => pending.length > 0 || pauseChanged || timers.hasFired);
       if (timers.takeFired()) {
         due = true;
+        resyncWake = waitIsResync;
         loop.onWake?.(timers.firedDueAt);
       }
       nextWakeAt = timers.nextAt;
       continue;
     }
     const signalled = await condition(() => pending.length > 0 || pauseChanged, waitMs);
-    if (!signalled) due = true;
+    if (!signalled) {
+      due = true;
+      resyncWake = waitIsResync;
+    }
     else if (pauseChanged && paused) {
       // the wait was cut short by a pause: on resume the object is reconciled anyway
       due = true;
