@@ -42,7 +42,7 @@ type Event = { reason: string; type: string; involvedObject: { kind: string; nam
 const imageOf = (p: Pod) => p.spec.containers[0].image.replace(/.*:/, '');
 
 /** What a user sees of the DaemonSet `agent` in `ns`: status, pods per node, revisions. */
-async function snapshot(ns: string): Promise<unknown> {
+async function snapshot(ns: string): Promise<{ observed: boolean; [field: string]: unknown }> {
   const ds = (await rest.request<{ metadata: { generation: number }; status: Record<string, number> }>('GET', `/apis/apps/v1/namespaces/${ns}/daemonsets/agent`)).body;
   const pods = (await rest.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${ns}/pods`)).body.items.filter((p) => !p.metadata.deletionTimestamp);
   const revisions = (await rest.request<{ items: Revision[] }>('GET', `/apis/apps/v1/namespaces/${ns}/controllerrevisions`)).body.items;
@@ -69,9 +69,12 @@ async function snapshot(ns: string): Promise<unknown> {
   };
 }
 
-/** The state once it stops changing: two equal snapshots a second apart. */
+/**
+ * The state once it stops changing: two equal snapshots a second apart, both with the status
+ * describing the current spec (a manager a second behind a change holds still on the old state).
+ */
 function settled(ns: string): Promise<unknown> {
-  return settledRead('daemon set settled', () => snapshot(ns), 120_000, 1000);
+  return settledRead('daemon set settled', () => snapshot(ns), 120_000, 1000, (s) => s.observed);
 }
 
 const manifest = (ns: string) => JSON.stringify({

@@ -32,7 +32,7 @@ function kubectl(ns: string, ...args: string[]): Promise<string> {
 
 const imageOf = (t: unknown) => (t as { spec?: { containers?: Array<{ image?: string }> } } | undefined)?.spec?.containers?.[0]?.image;
 
-async function snapshot(ns: string): Promise<unknown> {
+async function snapshot(ns: string): Promise<{ observed: boolean; podsByImage: Record<string, number>; [field: string]: unknown }> {
   const d = (await rest.request<Obj>('GET', `/apis/apps/v1/namespaces/${ns}/deployments/web`)).body;
   const rss = (await rest.request<{ items: Obj[] }>('GET', `/apis/apps/v1/namespaces/${ns}/replicasets`)).body.items
     .filter((rs) => controllerUid(rs) === d.metadata?.uid)
@@ -69,9 +69,12 @@ async function snapshot(ns: string): Promise<unknown> {
   };
 }
 
-/** The state once it stops changing (two equal snapshots a second apart, as the StatefulSet comparison reads it). */
+/**
+ * The state once it stops changing (two equal snapshots a second apart, both with the status
+ * describing the current spec, as the StatefulSet comparison reads it).
+ */
 function settled(ns: string): Promise<unknown> {
-  return settledRead('state settled', () => snapshot(ns), 120_000, 1000);
+  return settledRead('state settled', () => snapshot(ns), 120_000, 1000, (s) => s.observed);
 }
 
 const image = (v: string) => `web=registry.invalid/web:${v}`;
@@ -94,7 +97,7 @@ async function runSequence(ns: string, afterStep?: (step: string) => Promise<voi
   }));
   await step('rollover', async () => {
     await kubectl(ns, 'set', 'image', 'deployment/web', image('3'));
-    await eventually('v3 rollout under way', async () => ((await snapshot(ns)) as { podsByImage: Record<string, number> }).podsByImage['registry.invalid/web:3'] >= 1, 60_000, 50);
+    await eventually('v3 rollout under way', async () => (await snapshot(ns)).podsByImage['registry.invalid/web:3'] >= 1, 60_000, 50);
     await kubectl(ns, 'set', 'image', 'deployment/web', image('4'));
   });
   await step('fast strategy', () => mergePatch(rest, `/apis/apps/v1/namespaces/${ns}/deployments/web`, {

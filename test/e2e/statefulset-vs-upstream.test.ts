@@ -63,7 +63,7 @@ const refs = (o: Meta) => (o.ownerReferences ?? []).map((r) => `${r.kind}/${r.na
 const list = async <T>(p: string) => (await rest.request<{ items: T[] }>('GET', p)).body.items;
 
 /** What a user sees of the StatefulSet `name` in `ns`. */
-async function snapshot(ns: string, name: string): Promise<unknown> {
+async function snapshot(ns: string, name: string): Promise<{ observed: boolean; [field: string]: unknown }> {
   const set = (await rest.request<{ metadata: { generation: number }; status: Record<string, unknown> }>('GET', `/apis/apps/v1/namespaces/${ns}/statefulsets/${name}`)).body;
   const pods = (await list<Pod>(`/api/v1/namespaces/${ns}/pods`)).filter((p) => p.metadata.name.startsWith(`${name}-`) && !p.metadata.deletionTimestamp);
   const claims = (await list<Pvc>(`/api/v1/namespaces/${ns}/persistentvolumeclaims`)).filter((c) => c.metadata.name.includes(`-${name}-`));
@@ -85,9 +85,13 @@ async function snapshot(ns: string, name: string): Promise<unknown> {
   };
 }
 
-/** The state once it stops changing: two equal snapshots a second apart. */
+/**
+ * The state once it stops changing: two equal snapshots a second apart, both with the status
+ * describing the current spec (observedGeneration), as `kubectl rollout status` waits for. A
+ * manager whose watch is a second behind a `kubectl scale` holds still on the old state meanwhile.
+ */
 function settled(ns: string, name: string): Promise<unknown> {
-  return settledRead(`${name} settled`, () => snapshot(ns, name), 120_000, 1000);
+  return settledRead(`${name} settled`, () => snapshot(ns, name), 120_000, 1000, (s) => s.observed);
 }
 
 const readyAt = (p: Pod) => p.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True')?.lastTransitionTime;

@@ -93,15 +93,20 @@ export async function eventually<T>(
 }
 
 /**
- * What `read` gives once it stops changing: two equal reads (compared as JSON) `gapMs` apart. The
+ * What `read` gives once it stops changing: two equal reads (compared as JSON) `gapMs` apart, both
+ * `ready` when that is given (a state the controller has not looked at yet can hold still too). The
  * answer is the JSON read back, so fields left undefined are absent, as in a comparison of output.
  */
-export async function settledRead<T>(what: string, read: () => Promise<T>, timeoutMs: number, gapMs = 1500): Promise<T> {
-  let prev = JSON.stringify(await read());
+export async function settledRead<T>(what: string, read: () => Promise<T>, timeoutMs: number, gapMs = 1500, ready: (v: T) => boolean = () => true): Promise<T> {
+  const readJson = async () => {
+    const v = await read();
+    return ready(v) ? JSON.stringify(v) : undefined;
+  };
+  let prev = await readJson();
   return eventually(what, async () => {
     await new Promise((r) => setTimeout(r, gapMs));
-    const cur = JSON.stringify(await read());
-    const same = cur === prev;
+    const cur = await readJson();
+    const same = cur !== undefined && cur === prev;
     prev = cur;
     return same ? (JSON.parse(cur) as T) : undefined;
   }, timeoutMs, 0);
