@@ -1,11 +1,9 @@
 /**
- * How `npm test` hands the end-to-end files to its lanes: pure, so the unit tests pin it down.
+ * How `npm test` splits the end-to-end files into lanes: pure, so the unit tests pin it down.
  *
- * test/lanes/lanes.json lists the files with each one's measured duration (seconds, as measured
- * with every lane running), longest first. The lanes share that list as one queue: a lane that
- * finishes a file takes the next one, so a file that runs longer than measured delays only its own
- * lane's next pick, never a split fixed in advance. A file on disk the list does not name yet still
- * runs, at DEFAULT_SECONDS, until the next rebalance measures it.
+ * test/lanes/lanes.json holds the split, balanced on each file's measured duration (seconds, as
+ * measured with every lane running). A file on disk the list does not name yet still runs: it
+ * goes to the lane with the least work, at DEFAULT_SECONDS, until the next rebalance measures it.
  */
 
 /** One e2e file, by its path from the repo root (`test/e2e/x.test.ts`), and what it took last. */
@@ -18,8 +16,7 @@ export interface TimedFile {
 export interface LanePlan {
   /** where and when the durations were measured, for the reader */
   measured: string;
-  /** longest first: the order the lanes take them in */
-  files: TimedFile[];
+  lanes: TimedFile[][];
 }
 
 /** What a file the plan has not measured yet is assumed to take. */
@@ -29,39 +26,46 @@ export function laneSeconds(lane: readonly TimedFile[]): number {
   return lane.reduce((s, f) => s + f.seconds, 0);
 }
 
-/** Longest first, equal durations in name order, so the queue is reproducible. */
-export function longestFirst(files: readonly TimedFile[]): TimedFile[] {
-  return [...files].sort((a, b) => b.seconds - a.seconds || a.file.localeCompare(b.file));
+/** The lane with the least work (ties: the lower lane). */
+function lightest(lanes: readonly TimedFile[][]): TimedFile[] {
+  return lanes.reduce((best, l) => (laneSeconds(l) < laneSeconds(best) ? l : best));
 }
 
 /**
- * What the shared queue gives each lane if every file takes what it was measured at: longest first,
- * each to the lane that is free first (ties: the lower lane). The runner prints it as the expected
- * split; the real one follows the real durations.
+ * Longest first, each into the lane with the least work so far (ties: the lower lane). Within a
+ * lane the longest file runs first, so a lane's tail is its short files.
  */
 export function balance(files: readonly TimedFile[], laneCount: number): TimedFile[][] {
   if (!Number.isInteger(laneCount) || laneCount < 1) throw new Error(`lane count ${laneCount}: want a whole number >= 1`);
   const lanes: TimedFile[][] = Array.from({ length: laneCount }, () => []);
-  for (const f of longestFirst(files)) lanes.reduce((best, l) => (laneSeconds(l) < laneSeconds(best) ? l : best)).push(f);
+  const sorted = [...files].sort((a, b) => b.seconds - a.seconds || a.file.localeCompare(b.file));
+  for (const f of sorted) lightest(lanes).push(f);
   return lanes;
 }
 
 /**
- * The queue to run now: the plan's files still on disk (or only `only`, a subset by path), plus the
- * files it does not name yet at DEFAULT_SECONDS, longest first.
+ * The lanes to run now: the plan's, less files no longer on disk, plus files it does not name
+ * (each to the least loaded lane). With another lane count than the plan's, or `only` (a subset
+ * by path), the files are balanced afresh on the plan's durations.
  */
-export function queueFor(
+export function lanesFor(
   plan: LanePlan,
   onDisk: readonly string[],
+  laneCount: number,
   only?: readonly string[],
-): { queue: TimedFile[]; unmeasured: string[]; gone: string[] } {
+): { lanes: TimedFile[][]; unmeasured: string[]; gone: string[] } {
   const present = new Set(onDisk);
-  const wanted = new Set(only ?? onDisk);
-  const known = new Map(plan.files.map((f) => [f.file, f.seconds] as const));
+  const wanted = only ? new Set(only) : present;
+  const known = new Map(plan.lanes.flat().map((f) => [f.file, f.seconds] as const));
   const gone = [...known.keys()].filter((f) => !present.has(f)).sort();
-  const unmeasured = onDisk.filter((f) => !known.has(f) && wanted.has(f)).sort();
-  const queue = longestFirst(onDisk.filter((f) => wanted.has(f)).map((file) => ({ file, seconds: known.get(file) ?? DEFAULT_SECONDS })));
-  return { queue, unmeasured, gone };
+  const unmeasured = onDisk.filter((f) => !known.has(f)).sort();
+  if (laneCount !== plan.lanes.length || only) {
+    const files = [...wanted].filter((f) => present.has(f)).map((file) => ({ file, seconds: known.get(file) ?? DEFAULT_SECONDS }));
+    return { lanes: balance(files, laneCount), unmeasured: unmeasured.filter((f) => wanted.has(f)), gone };
+  }
+  const lanes = plan.lanes.map((lane) => lane.filter((f) => present.has(f.file)));
+  for (const file of unmeasured) lightest(lanes).push({ file, seconds: DEFAULT_SECONDS });
+  return { lanes, unmeasured, gone };
 }
 
 /** Spread of one file's durations over repeated runs, and how often it failed. */

@@ -20,5 +20,4 @@ export const TEST_DATA_DIR = process.env.TEMPORAL_KCM_TEST_DATA_DIR
   || path.join(repoRoot, '.local', TEST_TEMPORAL === 'dev' ? 'test-stack' : `test-stack-${TEST_TEMPORAL}`);
 
 /** Marker left by global setup when it (not an earlier run) started the stack, so teardown stops only that. */
-export const startedMarkerOf = (dataDir: string): string => path.join(dataDir, 'run', 'started-by-jest');
-export const STARTED_MARKER = startedMarkerOf(TEST_DATA_DIR);
+export const STARTED_MARKER = path.join(TEST_DATA_DIR, 'run', 'started-by-jest');

@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { laneRange, pickRange } from '../../starter/local/ports';
-import { DEFAULT_SECONDS, LanePlan, balance, laneSeconds, longestFirst, queueFor, spreadOf, spreadTable } from '../lanes/plan';
+import { DEFAULT_SECONDS, LanePlan, balance, laneSeconds, lanesFor, spreadOf, spreadTable } from '../lanes/plan';
 
 const f = (file: string, seconds: number) => ({ file: `test/e2e/${file}.test.ts`, seconds });
 
-describe('balance: what the shared queue gives each lane as measured', () => {
-  test('longest first, each to the lane free first; every file exactly once', () => {
+describe('balance', () => {
+  test('longest first, each into the least loaded lane; every file exactly once', () => {
     const files = [f('a', 10), f('b', 130), f('c', 90), f('d', 60), f('e', 40), f('f', 30)];
     const lanes = balance(files, 2);
     expect(lanes.map((l) => l.map((x) => x.seconds))).toEqual([[130, 40, 10], [90, 60, 30]]);
@@ -27,41 +27,41 @@ describe('balance: what the shared queue gives each lane as measured', () => {
   });
 });
 
-describe('queueFor', () => {
-  const plan: LanePlan = { measured: 'x', files: [f('a', 100), f('c', 80), f('old', 20), f('b', 10)] };
+describe('lanesFor', () => {
+  const plan: LanePlan = { measured: 'x', lanes: [[f('a', 100), f('b', 10)], [f('c', 80), f('old', 20)]] };
   const onDisk = ['a', 'b', 'c', 'new'].map((n) => `test/e2e/${n}.test.ts`);
 
-  test('longest first, drops files gone from disk, and queues a new file at the guessed duration', () => {
-    const r = queueFor(plan, onDisk);
+  test('runs the plan as written, drops files gone from disk, and puts a new file in the least loaded lane', () => {
+    const r = lanesFor(plan, onDisk, 2);
     expect(r.gone).toEqual(['test/e2e/old.test.ts']);
     expect(r.unmeasured).toEqual(['test/e2e/new.test.ts']);
-    expect(r.queue).toEqual([f('a', 100), f('c', 80), f('new', DEFAULT_SECONDS), f('b', 10)]);
+    expect(r.lanes).toEqual([[f('a', 100), f('b', 10)], [f('c', 80), f('new', DEFAULT_SECONDS)]]);
   });
 
   test('no file on disk is ever left out of a full run', () => {
-    const r = queueFor({ measured: 'x', files: [] }, onDisk);
-    expect(r.queue.map((x) => x.file).sort()).toEqual([...onDisk].sort());
+    const r = lanesFor({ measured: 'x', lanes: [[], []] }, onDisk, 2);
+    expect(r.lanes.flat().map((x) => x.file).sort()).toEqual([...onDisk].sort());
   });
 
-  test('a subset keeps its measured durations and order, and reports only its own unmeasured files', () => {
-    const sub = queueFor(plan, onDisk, ['test/e2e/b.test.ts', 'test/e2e/c.test.ts']);
-    expect(sub).toEqual({ queue: [f('c', 80), f('b', 10)], unmeasured: [], gone: ['test/e2e/old.test.ts'] });
-  });
-
-  test('longestFirst orders equal durations by name', () => {
-    expect(longestFirst([f('b', 5), f('z', 9), f('a', 5)]).map((x) => x.file)).toEqual(['test/e2e/z.test.ts', 'test/e2e/a.test.ts', 'test/e2e/b.test.ts']);
+  test('another lane count, or a subset, is balanced afresh on the measured durations', () => {
+    expect(lanesFor(plan, onDisk, 3).lanes.map((l) => l.map((x) => x.seconds))).toEqual([[100], [80], [DEFAULT_SECONDS, 10]]);
+    const sub = lanesFor(plan, onDisk, 2, ['test/e2e/b.test.ts', 'test/e2e/c.test.ts']);
+    expect(sub.lanes).toEqual([[f('c', 80)], [f('b', 10)]]);
   });
 });
 
 describe('the repo plan', () => {
-  test('names every e2e file on disk exactly once, longest first (rebalance after adding or removing one)', () => {
+  test('names every e2e file on disk exactly once (rebalance after adding or removing one)', () => {
     const root = path.join(__dirname, '..', '..');
     const plan = JSON.parse(fs.readFileSync(path.join(root, 'test', 'lanes', 'lanes.json'), 'utf8')) as LanePlan;
-    const listed = plan.files.map((x) => x.file);
+    const listed = plan.lanes.flat().map((x) => x.file);
     const onDisk = fs.readdirSync(path.join(root, 'test', 'e2e')).filter((n) => n.endsWith('.test.ts')).map((n) => `test/e2e/${n}`);
     expect([...listed].sort()).toEqual([...new Set(listed)].sort());
     expect([...listed].sort()).toEqual(onDisk.sort());
-    expect(plan.files).toEqual(longestFirst(plan.files));
+    // balanced: no lane holds more than the longest file's worth beyond another
+    const secs = plan.lanes.map(laneSeconds);
+    const longest = Math.max(...plan.lanes.flat().map((x) => x.seconds));
+    expect(Math.max(...secs) - Math.min(...secs)).toBeLessThanOrEqual(longest);
   });
 });
 
