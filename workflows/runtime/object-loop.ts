@@ -340,7 +340,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     if (pending.length === 0 && !pauseChanged && longHistory) {
       await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
     }
-    // A converged object's run otherwise grows by a resync turn (about eight events) each resync
+    // A converged object's run otherwise grows by a resync turn (four or five events) each resync
     // period until maxHistoryEvents, and a replica that wakes it cold (after a kill -9, a failover
     // or an eviction from the workflow cache) replays every one, at about half a millisecond an
     // event. At a quiet resync the run carries nothing a signal is still to change, so it
@@ -375,8 +375,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     if (!signalled) {
       due = true;
       resyncWake = waitIsResync;
-    }
-    else if (pauseChanged && paused) {
+    } else if (pauseChanged && paused) {
       // the wait was cut short by a pause: on resume the object is reconciled anyway
       due = true;
     }
