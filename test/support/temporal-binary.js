@@ -25,8 +25,9 @@ function isExecutable(file) {
 function cachedTemporalPath() {
   const xdg = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   const cacheRoot = process.env.TEMPORAL_KCM_CACHE_DIR || path.join(xdg, 'temporal-kcm');
-  const { temporalCli } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'hack', 'versions.json'), 'utf8'));
-  return path.join(cacheRoot, 'temporal', temporalCli, 'temporal');
+  const { temporalCli, temporalCliSqlite } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'hack', 'versions.json'), 'utf8'));
+  // starter/local/versions.ts temporalCliBuild
+  return path.join(cacheRoot, 'temporal', `${temporalCli}-sqlite-${temporalCliSqlite}`, 'temporal');
 }
 
 /** @returns {string | undefined} the binary's path, or undefined when there is none to run */

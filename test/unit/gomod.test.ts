@@ -102,12 +102,13 @@ describe('pinned versions', () => {
   });
 
   test('a malformed versions file names the bad key', () => {
-    const good = { kubernetes: 'v1.35.4', etcd: 'v3.6.5', temporalCli: 'v1.5.1', temporalServer: 'v1.29.1', temporalUiServer: 'v2.42.1', kwok: 'v0.7.0' };
+    const good = { kubernetes: 'v1.35.4', etcd: 'v3.6.5', temporalCli: 'v1.5.1', temporalCliSqlite: 'v1.44.3', temporalServer: 'v1.29.1', temporalUiServer: 'v2.42.1', kwok: 'v0.7.0' };
     expect(parseVersions(JSON.stringify(good))).toEqual(good);
     const without = (key: keyof typeof good) => JSON.stringify(Object.fromEntries(Object.entries(good).filter(([k]) => k !== key)));
     expect(() => parseVersions(JSON.stringify({ ...good, kubernetes: '1.35' }))).toThrow(/"kubernetes"/);
     expect(() => parseVersions(without('kwok'))).toThrow(/"kwok"/);
     expect(() => parseVersions(without('temporalServer'))).toThrow(/"temporalServer"/);
     expect(() => parseVersions(without('temporalUiServer'))).toThrow(/"temporalUiServer"/);
+    expect(() => parseVersions(without('temporalCliSqlite'))).toThrow(/"temporalCliSqlite"/);
   });
 });

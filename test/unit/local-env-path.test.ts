@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { PATH_BINARIES, pathWithBinaries } from '../../starter/local/stack';
 import { cachedPath } from '../../starter/local/binaries';
-import { loadVersions } from '../../starter/local/versions';
+import { loadVersions, temporalCliBuild } from '../../starter/local/versions';
 
 const cache = '/home/u/.cache/temporal-kcm';
 const kubectl = `${cache}/kubernetes/v1.35.4/kubectl`;
@@ -57,6 +57,6 @@ describe('local env PATH', () => {
     const out = pathWithBinaries(bins, '/usr/bin', finder(bins))!;
     expect(out.split(':').slice(0, 2)).toEqual([path.dirname(cachedPath('kubectl', v)), path.dirname(cachedPath('temporal', v))]);
     expect(out).toContain(path.join('kubernetes', v.kubernetes));
-    expect(out).toContain(path.join('temporal', v.temporalCli));
+    expect(out).toContain(path.join('temporal', temporalCliBuild(v)));
   });
 });
