@@ -237,7 +237,6 @@ async function goModDownloadGoMod(module: string, version: string, logFile: stri
   }
 }
 
-/** Regenerate hack/<dir>/go.mod from upstream's go.mod when it does not require the pinned version. */
 /**
  * hack/temporal-cli/go.mod: the pinned CLI and the pinned modernc.org/sqlite, which minimal version
  * selection then builds it with (the CLI asks for an older one). The build with -mod=mod adds the
@@ -266,6 +265,7 @@ function ensureTemporalCliModule(v: PinnedVersions, log: Logger): void {
   fs.rmSync(path.join(dir, 'go.sum'), { force: true });
 }
 
+/** Regenerate hack/<dir>/go.mod from upstream's go.mod when it does not require the pinned version. */
 export async function ensureWrapperModule(dir: 'k8s' | 'etcd', module: string, version: string, log: Logger, force = false): Promise<void> {
   const goModPath = path.join(repoRoot, 'hack', dir, 'go.mod');
   const current = fs.existsSync(goModPath) ? fs.readFileSync(goModPath, 'utf8') : '';

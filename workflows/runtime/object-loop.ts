@@ -185,8 +185,6 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   let waitIsResync = false;
   /** due because the resync timer fired, not because of an event, a requeue or a backoff */
   let resyncWake = false;
-  /** the last turn was the resync's, brought no event, and left the object converged */
-  let quiet = false;
   let failures = 0;
   let waitMs = loop.tuning.resyncMs;
   let reconciles = 0;
@@ -268,7 +266,8 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     for (const s of batch) loop.apply(s);
     if (batch.length) kcm.signals(loop.controller, batch.length, Math.max(0, batch.length - 1));
 
-    quiet = false;
+    /** this turn was the resync's, brought no event, and left the object converged */
+    let quiet = false;
     if (due || batch.length) {
       const started = Date.now();
       let outcome: ReconcileOutcome;
