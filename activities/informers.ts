@@ -27,7 +27,12 @@ export interface InformerDeps {
   discoveryPeriodMs?: number;
   /** the shared cache's reflectors, lists, watches and events, for the manager's metrics */
   observer?: CacheObserver;
-  onSignalSent?: (controller: string) => void;
+  /** a signal went out, folding `folded` watch events */
+  onSignalSent?: (controller: string, folded: number) => void;
+  /** a gate held `events` watch events (see SignalGate) */
+  onEventsHeld?: (controller: string, events: number) => void;
+  /** --max-signal-hold */
+  maxSignalHoldMs?: number;
   /** the CA bundle to publish, read by the manager (never part of a payload) */
   rootCa?: string;
   /** where this replica's activities find the cache while it runs here */
@@ -65,7 +70,8 @@ export function createInformerActivities(deps: InformerDeps) {
       ctx.cancelled.catch(() => abort.abort());
       const signal = abort.signal;
       const log = deps.logger.child({ component: 'informers' });
-      const signaller = new Signaller(deps.client, deps.taskQueue, log, deps.onSignalSent, deps.workflowIdPrefix);
+      const signaller = new Signaller(deps.client, deps.taskQueue, log,
+        { onSent: deps.onSignalSent, onHeld: deps.onEventsHeld, idPrefix: deps.workflowIdPrefix, maxHoldMs: deps.maxSignalHoldMs });
       const cache = new InformerCache(deps.rest, log, deps.observer);
       // controllers sharing an engine name one factory: each factory runs once
       const factories = new Set<RouteFactory>();
@@ -73,6 +79,10 @@ export function createInformerActivities(deps: InformerDeps) {
       const families = [...factories]
         .map((routes) => routes({ input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue }))
         .filter((f): f is RouteFamily => f !== undefined);
+      // each controller's own rule for events its workflow need not see yet (its descriptor's signalGate)
+      for (const d of CONTROLLERS) {
+        if (d.signalGate && input.controllers.includes(d.short)) signaller.gate(d.short, d.signalGate({ input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue }));
+      }
       if (deps.shadow) {
         // the cluster manager's writes, on every resource watched, and its Events (which no route reads)
         cache.tap(deps.shadow.managerWrites());
@@ -110,6 +120,7 @@ export function createInformerActivities(deps: InformerDeps) {
       const sizes = () => Object.assign(cache.sizes(), ...families.map((f) => f.sizes?.() ?? {})) as Record<string, number>;
       const inherited = positionsFromHeartbeat(ctx.info.heartbeatDetails);
       const positions = new PositionLog(inherited);
+      if (inherited) signaller.resumed();
       // The heartbeat keeps its own clock, from the start: discovery on a busy API server, or a flush
       // of thousands of signals to a busy Temporal server, can take seconds, and a heartbeat missed
       // that long would move the watch to another replica while this one still runs it.
@@ -148,14 +159,14 @@ export function createInformerActivities(deps: InformerDeps) {
           if (Date.now() - lastStats > STATS_PERIOD_MS) {
             lastStats = Date.now();
             // a debug line: at info level it would be a screenful every half minute on an idle cluster
-            log.debug({ sizes: sizes(), pending: signaller.size, signalsSent: signaller.sent, signalErrors: signaller.errors,
+            log.debug({ sizes: sizes(), pending: signaller.size, held: signaller.heldKeys, eventsHeld: signaller.heldEvents, signalsSent: signaller.sent, signalErrors: signaller.errors,
               reflectors: cache.stats() }, 'informer stats');
           }
           if (discovering.length && Date.now() - lastDiscovery > (deps.discoveryPeriodMs ?? DISCOVERY_PERIOD_MS)) {
             lastDiscovery = Date.now();
             void discover();
           }
-          if (signaller.size) await signaller.flush();
+          if (signaller.size || signaller.heldKeys) await signaller.flush();
           await signaller.idle(FLUSH_PERIOD_MS, signal);
         }
       })();

@@ -45,6 +45,7 @@ export const RUN_DEFAULTS = {
   resyncBackoffMax: '5m',
   maxHistoryEvents: 1000,
   maxIdleHistoryEvents: 100,
+  maxSignalHold: '5m',
   useServiceAccountCredentials: false,
   informerHeartbeatTimeout: '3s',
   discoveryPeriod: '30s',
@@ -140,6 +141,8 @@ export interface RunOptions {
   resyncBackoffMaxMs: number;
   maxHistoryEvents: number;
   maxIdleHistoryEvents: number;
+  /** how long a controller's signal gate may hold an object's events; 0 holds none */
+  maxSignalHoldMs: number;
   informerHeartbeatTimeoutMs: number;
   /** how often the resources the collector and quota track are re-read from API discovery */
   discoveryPeriodMs: number;
@@ -296,6 +299,7 @@ export function addRunOptions(cmd: Command): Command {
   add('--resync-backoff-max <duration>', 'longest retry delay' + testTuning, { def: RUN_DEFAULTS.resyncBackoffMax });
   add('--max-history-events <int>', 'workflow history length that triggers continue-as-new' + testTuning, { def: RUN_DEFAULTS.maxHistoryEvents });
   add('--max-idle-history-events <int>', "history length past which a converged object's workflow continues as new at its next quiet resync, so that a cold wake replays few events" + testTuning, { def: RUN_DEFAULTS.maxIdleHistoryEvents });
+  add('--max-signal-hold <duration>', "longest a controller's signal gate holds watch events its workflow would do nothing about (the echo of its own status write, a pod change no decision reads); they go out with the object's next event that needs work, or after this. 0 sends every event" + ours, { def: RUN_DEFAULTS.maxSignalHold });
   add(
     '--max-cached-workflows <int>',
     "the most object workflows each controller keeps in memory between their reconciles; a run not kept is rebuilt by replaying its history at its next reconcile. 0 keeps none; unset, the Temporal SDK's default, from the heap limit (about 2,300 per controller with Node's default heap)" + ours,
@@ -712,6 +716,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   // a handful of events is what starting and one reconcile cost; below that a run could never progress
   const maxHistoryEvents = r.int('max-history-events', { def: RUN_DEFAULTS.maxHistoryEvents, min: 10, max: TEMPORAL_HISTORY_EVENT_LIMIT });
   const maxIdleHistoryEvents = r.int('max-idle-history-events', { def: RUN_DEFAULTS.maxIdleHistoryEvents, min: 10, max: TEMPORAL_HISTORY_EVENT_LIMIT });
+  const maxSignalHoldMs = r.durationMs('max-signal-hold', { def: RUN_DEFAULTS.maxSignalHold, allowZero: true }) ?? 300_000;
   const informerHeartbeatTimeoutMs =
     r.durationMs('informer-heartbeat-timeout', { def: RUN_DEFAULTS.informerHeartbeatTimeout, allowZero: false }) ?? 3_000;
   const discoveryPeriodMs = r.durationMs('discovery-period', { def: RUN_DEFAULTS.discoveryPeriod, allowZero: false }) ?? 30_000;
@@ -760,6 +765,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     resyncBackoffMaxMs,
     maxHistoryEvents,
     maxIdleHistoryEvents,
+    maxSignalHoldMs,
     informerHeartbeatTimeoutMs,
     discoveryPeriodMs,
     logLevel,

@@ -3,7 +3,7 @@ import type { Workflow } from '@temporalio/common';
 import type { Logger } from 'pino';
 import type { InformerCache } from '../activities/informers/cache';
 import type { InformerInput, RouteFamily } from '../activities/informers/family';
-import type { Signaller } from '../activities/informers/signaller';
+import type { SignalGate, Signaller } from '../activities/informers/signaller';
 import type { RecordEvent } from '../activities/kube/events';
 import type { LocalReads } from '../activities/informers/local-reads';
 import type { KubeRest } from '../activities/kube/rest';
@@ -70,6 +70,12 @@ export interface RouteContext {
  */
 export type RouteFactory = (ctx: RouteContext) => RouteFamily | undefined;
 
+/**
+ * Builds a controller's signal gate on the shared cache its routes registered with (see
+ * SignalGate). A controller without one has every event sent.
+ */
+export type SignalGateFactory = (ctx: RouteContext) => SignalGate;
+
 /** What a precondition check sees. */
 export interface PreconditionContext {
   flags: FlagValues;
@@ -117,6 +123,11 @@ export interface ControllerDescriptor {
   workflows: readonly Workflow[];
   activities(ctx: ActivityContext): ActivityMap;
   routes?: RouteFactory;
+  /**
+   * Which of its events need no workflow task yet: the workflow's own decision, run on the cache.
+   * It must only err toward sending; a property test holds it to the workflow's reconcile.
+   */
+  signalGate?: SignalGateFactory;
   /** upstream's requiredFeatureGates: with any of them off (--feature-gates) it is disabled by its gate, as upstream skips it */
   requiredFeatureGates?: readonly GateName[];
   /** why it cannot run as configured; it is then left out, as upstream skips it at start */

@@ -225,7 +225,12 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       onWatch: (resource, open) => (open ? metrics.informerWatches.inc({ resource }) : metrics.informerWatches.dec({ resource })),
       onWatchEvent: (resource, type) => metrics.watchEventsTotal.inc({ resource, type }),
     },
-    onSignalSent: (controller) => metrics.signalsSentTotal.inc({ controller }),
+    onSignalSent: (controller, folded) => {
+      metrics.signalsSentTotal.inc({ controller });
+      metrics.signalEventsSentTotal.inc({ controller }, folded);
+    },
+    onEventsHeld: (controller, events) => metrics.signalEventsHeldTotal.inc({ controller }, events),
+    maxSignalHoldMs: opts.maxSignalHoldMs,
   }), metrics);
   const allActivityNames = new Set([...Object.keys(legacyActivities), ...Object.keys(informerActivities)]);
   const common = {

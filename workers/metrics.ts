@@ -19,6 +19,10 @@ export interface Metrics {
   /** Watches open now, by resource: at most one each. */
   readonly informerWatches: Gauge<'resource'>;
   readonly signalsSentTotal: Counter<'controller'>;
+  /** Watch events those signals carried, merged. */
+  readonly signalEventsSentTotal: Counter<'controller'>;
+  /** Watch events a controller's signal gate held, each counted once. */
+  readonly signalEventsHeldTotal: Counter<'controller'>;
   readonly signalsReceivedTotal: Counter<'controller'>;
   /** Signals that found a reconcile already pending and were folded into it. */
   readonly signalsCoalescedTotal: Counter<'controller'>;
@@ -100,6 +104,18 @@ export function createMetrics(): Metrics {
     signalsSentTotal: new Counter({
       name: 'kcm_signals_sent_total',
       help: 'Signals sent to object workflows, by controller.',
+      labelNames: ['controller'] as const,
+      registers,
+    }),
+    signalEventsSentTotal: new Counter({
+      name: 'kcm_signal_events_sent_total',
+      help: 'Watch events carried by the signals sent to object workflows (several merge into one signal), by controller.',
+      labelNames: ['controller'] as const,
+      registers,
+    }),
+    signalEventsHeldTotal: new Counter({
+      name: 'kcm_signal_events_held_total',
+      help: "Watch events a controller's signal gate held because its workflow, reconciling on the informer cache, would write nothing; they go out merged with the object's next event that needs work, or after --max-signal-hold. Each event is counted once.",
       labelNames: ['controller'] as const,
       registers,
     }),

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import type { Logger } from 'pino';
-import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
+import { FOLDED_FIELD, OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { boundedWorkflowId } from '../../workflows/runtime/workflow-ids';
 import { SA_CONTROLLER, SA_KIND, SA_NAME, SA_NAMESPACE, SA_UID } from '../../workflows/search-attributes';
@@ -24,6 +24,26 @@ export interface Target<W extends Workflow = Workflow> {
   workflowId?: string;
 }
 
+/**
+ * A controller's rule for events its workflow need not see yet, declared in its descriptor
+ * (`signalGate`). It runs the workflow's own decision on what the shared cache holds for the
+ * object; it may only err toward sending.
+ */
+export interface SignalGate {
+  /**
+   * Would the object's workflow write anything if it reconciled on what the cache holds now?
+   * False only when sure it would not: the event that changed the cache is then held.
+   */
+  wouldAct(target: Target): boolean;
+  /**
+   * An event carrying the object's whole current state from the cache, or one that has the
+   * workflow read it when the cache cannot say (undefined: the event goes as it is). A holder that took over the watch
+   * from another merges it into its first signal to each object: events the last holder held
+   * died with it, and its watch position had passed them.
+   */
+  full(target: Target): unknown;
+}
+
 interface Pending {
   target: Target;
   event: unknown;
@@ -32,7 +52,16 @@ interface Pending {
   urgent: boolean;
   /** the number of the earliest queued event merged into it (see Signaller.sentThrough) */
   first: number;
+  /** how many queued events are merged into it: `why` shows it as the signal's `folded` */
+  events: number;
+  /** a new, deleted or relisted object, or a hold that ran out: its controller's gate is not asked */
+  force: boolean;
+  /** of `events`, how many a gate has held already (each is counted once in `held`) */
+  counted: number;
+  /** when a gate first held it (it stays held until a new event joins it or the hold runs out) */
+  heldSince?: number;
 }
+
 
 /**
  * Collects events per workflow ID and sends each key one merged signal per flush, with
@@ -53,8 +82,30 @@ export const HOT_KEY_INTERVAL_MS = 500;
  */
 export const URGENT_INTERVAL_MS = 50;
 
+/** --max-signal-hold's default: how long a gate may hold an object's events before they go out anyway. */
+export const DEFAULT_MAX_HOLD_MS = 5 * 60_000;
+
+/** Held events are looked at for a hold that ran out at most this often, not at every flush. */
+const HELD_SCAN_MS = 1_000;
+
+export interface SignallerOptions {
+  onSent?: (controller: string, folded: number) => void;
+  /** events a gate held, by controller (each event counted once however long it stays held) */
+  onHeld?: (controller: string, events: number) => void;
+  /** put before every object workflow's ID (a --shadow replica's SHADOW_WORKFLOW_ID_PREFIX) */
+  idPrefix?: string;
+  /** --max-signal-hold */
+  maxHoldMs?: number;
+}
+
 export class Signaller {
   private pending = new Map<string, Pending>();
+  /** what a gate held: not due until another event for the key joins it or the hold runs out */
+  private readonly held = new Map<string, Pending>();
+  private readonly gates = new Map<string, SignalGate>();
+  /** after taking over the watch: the keys of gated controllers already sent their full state */
+  private refreshed?: Set<string>;
+  private lastHeldScan = 0;
   private lastSent = new Map<string, number>();
   /** taken from `pending` by a flush and not sent yet */
   private readonly inFlight = new Set<Pending>();
@@ -66,30 +117,61 @@ export class Signaller {
   skipped = 0;
   sent = 0;
   errors = 0;
+  /** events gates held, in all (each once) */
+  heldEvents = 0;
+  private readonly idPrefix: string;
+  private readonly maxHoldMs: number;
 
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
     private readonly logger: Logger,
-    private readonly onSent?: (controller: string) => void,
-    /** put before every object workflow's ID (a --shadow replica's SHADOW_WORKFLOW_ID_PREFIX) */
-    private readonly idPrefix = '',
-  ) {}
+    private readonly options: SignallerOptions = {},
+  ) {
+    this.idPrefix = options.idPrefix ?? '';
+    this.maxHoldMs = options.maxHoldMs ?? DEFAULT_MAX_HOLD_MS;
+  }
 
+  /** keys with a signal to send (held ones not counted) */
   get size(): number {
     return this.pending.size;
   }
 
-  queue<W extends Workflow, E>(target: Target<W>, event: E, merge: (earlier: E, later: E) => E, urgent = false): void {
+  /** keys whose events a gate is holding */
+  get heldKeys(): number {
+    return this.held.size;
+  }
+
+  /** Installs a controller's gate: its events are sent only when it says the workflow would act (none with a hold of 0). */
+  gate(controller: string, gate: SignalGate): void {
+    if (this.maxHoldMs > 0) this.gates.set(controller, gate);
+  }
+
+  /**
+   * This holder took over a watch at the last holder's position: its first signal to each key of
+   * a gated controller carries the object's full state (see SignalGate.full).
+   */
+  resumed(): void {
+    this.refreshed = new Set();
+  }
+
+  /**
+   * `force`: the event is about a new, deleted or relisted object, which always goes out; the
+   * gate is asked about every other one.
+   */
+  queue<W extends Workflow, E>(target: Target<W>, event: E, merge: (earlier: E, later: E) => E, urgent = false, force = false): void {
     if (this.muting) {
       this.skipped++;
       return;
     }
     const n = ++this.queued;
-    const id = boundedWorkflowId(this.idPrefix + (target.workflowId ?? `${target.controller}/${target.namespace}/${target.name}`));
-    const prev = this.pending.get(id);
+    const id = this.idOf(target);
+    const prev = this.pending.get(id) ?? this.held.get(id);
+    this.held.delete(id);
     const m = merge as (a: unknown, b: unknown) => unknown;
-    const item: Pending = { target, event: prev ? m(prev.event, event) : event, merge: m, urgent: urgent || !!prev?.urgent, first: prev?.first ?? n };
+    // a held item that takes a new event is judged again, on the cache as it now stands
+    const item: Pending = { target, event: prev ? m(prev.event, event) : event, merge: m, urgent: urgent || !!prev?.urgent, first: prev?.first ?? n,
+      events: (prev?.events ?? 0) + 1, force: force || !!prev?.force, counted: prev?.counted ?? 0, heldSince: prev?.heldSince };
     this.pending.set(id, item);
     if (this.wake && this.due(id, item, Date.now())) {
       const wake = this.wake;
@@ -154,7 +236,15 @@ export class Signaller {
     }
   }
 
-  /** Every event numbered up to this has been sent (none is pending or in flight). */
+  private idOf(target: Target): string {
+    return boundedWorkflowId(this.idPrefix + (target.workflowId ?? `${target.controller}/${target.namespace}/${target.name}`));
+  }
+
+  /**
+   * Every event numbered up to this has been sent (none is pending or in flight), or is held by a
+   * gate: a watch position may pass a held event, as a holder that takes over sends each gated
+   * object its full state first (see `resumed`).
+   */
   sentThrough(): number {
     let oldest = this.queued + 1;
     for (const item of this.pending.values()) oldest = Math.min(oldest, item.first);
@@ -171,8 +261,30 @@ export class Signaller {
   async flush(concurrency = 32): Promise<void> {
     const now = Date.now();
     for (const [id, at] of this.lastSent) if (now - at >= HOT_KEY_INTERVAL_MS) this.lastSent.delete(id);
+    if (this.held.size && now - this.lastHeldScan >= HELD_SCAN_MS) {
+      this.lastHeldScan = now;
+      // a hold that ran out goes out as it is: the workflow's view catches up within the bound
+      for (const [id, item] of this.held) {
+        if (now - item.heldSince! < this.maxHoldMs) continue;
+        this.held.delete(id);
+        this.pending.set(id, { ...item, force: true });
+      }
+    }
+    const due = [...this.pending.entries()].filter(([id, item]) => this.due(id, item, now));
+    const batch: Array<[string, Pending]> = [];
+    for (const [id, item] of due) {
+      const gate = item.force ? undefined : this.gates.get(item.target.controller);
+      if (gate && !gate.wouldAct(item.target)) {
+        this.pending.delete(id);
+        this.held.set(id, { ...item, heldSince: item.heldSince ?? now, counted: item.events });
+        this.heldEvents += item.events - item.counted;
+        this.options.onHeld?.(item.target.controller, item.events - item.counted);
+        continue;
+      }
+      batch.push([id, item]);
+    }
     // urgent events first: a pod to replace must not wait behind a storm's status signals
-    const batch = [...this.pending.entries()].filter(([id, item]) => this.due(id, item, now)).sort(([, a], [, b]) => Number(b.urgent) - Number(a.urgent));
+    batch.sort(([, a], [, b]) => Number(b.urgent) - Number(a.urgent));
     for (const [id, item] of batch) {
       this.pending.delete(id);
       this.inFlight.add(item);
@@ -187,15 +299,27 @@ export class Signaller {
     await Promise.all(sends);
   }
 
+  /** The event as it goes out: with the object's full state first after a takeover, and how many events it folds in. */
+  private outgoing(workflowId: string, item: Pending): unknown {
+    let event = item.event;
+    const gate = this.gates.get(item.target.controller);
+    if (gate && this.refreshed && !this.refreshed.has(workflowId)) {
+      const full = gate.full(item.target);
+      if (full !== undefined) event = item.merge(event, full);
+    }
+    return item.events > 1 && event && typeof event === 'object' ? { ...event, [FOLDED_FIELD]: item.events } : event;
+  }
+
   private async send(workflowId: string, item: Pending): Promise<void> {
     const t = item.target;
     try {
+      const event = this.outgoing(workflowId, item);
       await this.client.workflow.signalWithStart(t.workflow, {
         workflowId,
         taskQueue: controllerTaskQueue(this.taskQueue, t.controller),
         args: [t.args],
         signal: OBJECT_EVENT_SIGNAL,
-        signalArgs: [item.event],
+        signalArgs: [event],
         // the Web UI shows it in the workflow list and at the top of the history
         staticSummary: `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name} (${t.controller})`,
         typedSearchAttributes: [
@@ -207,13 +331,16 @@ export class Signaller {
         ],
       });
       this.sent++;
-      this.onSent?.(t.controller);
+      this.refreshed?.add(workflowId);
+      this.options.onSent?.(t.controller, item.events);
     } catch (e) {
       this.errors++;
       this.logger.warn({ controller: t.controller, key: `${t.namespace}/${t.name}`, err: String(e) }, 'signal failed; will retry');
-      const prev = this.pending.get(workflowId);
+      // what came meanwhile may be pending or held: both go out with this, ungated (the send was decided)
+      const prev = this.pending.get(workflowId) ?? this.held.get(workflowId);
+      this.held.delete(workflowId);
       this.pending.set(workflowId, { ...item, event: prev ? item.merge(item.event, prev.event) : item.event, urgent: item.urgent || !!prev?.urgent,
-        first: Math.min(item.first, prev?.first ?? item.first) });
+        first: Math.min(item.first, prev?.first ?? item.first), events: item.events + (prev?.events ?? 0), force: true, counted: item.counted + (prev?.counted ?? 0) });
     } finally {
       this.inFlight.delete(item);
     }

@@ -2,7 +2,7 @@ import type { ControllerDescriptor } from '../../workers/descriptor';
 import { intFlag } from '../../workers/flags';
 import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
 import { createReplicaActivities } from './activities';
-import { replicaRoutes } from './routes';
+import { replicaOwnerSignalGate, replicaRoutes } from './routes';
 
 /** Each kind's activities write with its own controller's credentials, whichever queue runs them. */
 const replicaEngineActivities: ControllerDescriptor['activities'] = (ctx) =>
@@ -21,6 +21,7 @@ export const replicaSetController: ControllerDescriptor = {
   activities: replicaEngineActivities,
   // one engine serves both owner kinds, as upstream's ReplicaSetController does: one factory for both
   routes: replicaRoutes,
+  signalGate: replicaOwnerSignalGate,
 };
 
 export const replicationControllerController: ControllerDescriptor = {
@@ -33,4 +34,5 @@ export const replicationControllerController: ControllerDescriptor = {
   activities: replicaEngineActivities,
   // one engine serves both owner kinds, as upstream's ReplicaSetController does: one factory for both
   routes: replicaRoutes,
+  signalGate: replicaOwnerSignalGate,
 };

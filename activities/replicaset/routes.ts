@@ -11,8 +11,11 @@ import { mergeReplicaOwnerEvents } from './merge';
 import type { RouteFamily } from '../informers/family';
 import { BY_CONTROLLER_UID, BY_NAMESPACE, ORPHANS_BY_NAMESPACE } from '../informers/indexes';
 import type { Store, StoreEvent } from '../informers/store';
-import type { RouteContext } from '../../workers/descriptor';
+import type { RouteContext, SignalGateFactory } from '../../workers/descriptor';
+import type { InformerInput } from '../informers/family';
+import type { Target } from '../informers/signaller';
 import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
+import { replicaOwnerWouldAct } from '../../workflows/replicaset/would-act';
 
 interface OwnerResource {
   controller: 'replicaset' | 'replicationcontroller';
@@ -31,6 +34,58 @@ const OWNER_RESOURCES: OwnerResource[] = [
  * fine and thousands are not.
  */
 export const SNAPSHOT_MAX_PODS = 500;
+
+/** The feature gates off that change what the engine decides (both beta and on by default). */
+function gatesOffFor(input: InformerInput): ReplicaOwnerGate[] {
+  return (['PodDeletionCost', 'DeploymentReplicaSetTerminatingReplicas'] as const satisfies readonly ReplicaOwnerGate[])
+    .filter((g) => !featureEnabled(input.flags, g));
+}
+
+/** What the owner's workflow holds of its pods, from the cache: its own and the orphans its selector matches. */
+function podsOfOwner(pods: Store, owner: ReplicaOwner): PodSummary[] {
+  const mine: PodSummary[] = pods.byIndex(BY_CONTROLLER_UID, owner.uid).map(podSummary);
+  for (const o of pods.byIndex(ORPHANS_BY_NAMESPACE, owner.namespace)) {
+    if (selectorMatches(owner.selector, o.metadata?.labels ?? {})) mine.push(podSummary(o));
+  }
+  return mine;
+}
+
+/**
+ * What a new or relisted owner is sent: its pods from the synced cache, so its workflow need not
+ * list the namespace; before the pods are listed (or for a very large owner), `relist` instead.
+ */
+function fullEvent(pods: Store, owner: ReplicaOwner): ReplicaOwnerEvent {
+  if (!pods.synced || !pods.resourceVersion) return { owner, relist: true };
+  const mine = podsOfOwner(pods, owner);
+  if (mine.length > SNAPSHOT_MAX_PODS) return { owner, relist: true };
+  return { owner, snapshot: { ownerUid: owner.uid, pods: mine, resourceVersion: pods.resourceVersion } };
+}
+
+/**
+ * The engine's signal gate: an event is held when the owner's workflow, reconciling on what the
+ * cache holds (the owner and its pods), would write nothing. That is the echo of its own status
+ * write, the pods it created showing up, and pod changes no decision reads yet (a restart count,
+ * a deletion cost). They go out with its next event that needs work, which then carries them merged.
+ */
+export const replicaOwnerSignalGate: SignalGateFactory = ({ input, cache }) => {
+  const gatesOff = gatesOffFor(input);
+  const read = (t: Target) => {
+    const res = OWNER_RESOURCES.find((r) => r.controller === t.controller);
+    const pods = cache.store(RESOURCES.pods);
+    const o = res && cache.store(res.resource)?.get(t.uid);
+    return res && pods?.synced && o ? { pods, owner: replicaOwner(res.kind, o) } : undefined;
+  };
+  return {
+    wouldAct(t) {
+      const s = read(t);
+      return !s || replicaOwnerWouldAct(s.owner, podsOfOwner(s.pods, s.owner), { burstReplicas: input.burstReplicas, gatesOff, now: Date.now() });
+    },
+    full(t) {
+      const s = read(t);
+      return (s ? fullEvent(s.pods, s.owner) : { relist: true }) satisfies ReplicaOwnerEvent;
+    },
+  };
+};
 
 /** Pod summaries carry only what owners decide on, so equal summaries (but for the version) mean nothing changed for them. */
 function sameForOwners(a: PodSummary, b: PodSummary): boolean {
@@ -51,29 +106,15 @@ export function replicaRoutes({ input, signaller, cache }: RouteContext): RouteF
   pods.addIndex(ORPHANS_BY_NAMESPACE);
   const stores = new Map<OwnerResource, Store>();
 
-  const gatesOff = (['PodDeletionCost', 'DeploymentReplicaSetTerminatingReplicas'] as const satisfies readonly ReplicaOwnerGate[])
-    .filter((g) => !featureEnabled(input.flags, g));
-  const queue = (res: OwnerResource, who: { namespace: string; name: string; uid: string }, event: ReplicaOwnerEvent, urgent = false) => {
+  const gatesOff = gatesOffFor(input);
+  /** `force`: a new, deleted or relisted owner, which the signal gate is not asked about */
+  const queue = (res: OwnerResource, who: { namespace: string; name: string; uid: string }, event: ReplicaOwnerEvent, urgent = false, force = false) => {
     const args: ReplicaOwnerWorkflowInput = {
       controller: res.controller, kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid,
       tuning: input.tuning, burstReplicas: input.burstReplicas, ...(gatesOff.length ? { gatesOff } : {}),
     };
     signaller.queue({ controller: res.controller, workflow: replicaOwnerWorkflow, kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid, args },
-      event, mergeReplicaOwnerEvents, urgent);
-  };
-
-  /**
-   * What a new or relisted owner is sent: its pods from the synced cache, so its workflow need not
-   * list the namespace; before the pods are listed (or for a very large owner), `relist` instead.
-   */
-  const fullEvent = (owner: ReplicaOwner): ReplicaOwnerEvent => {
-    if (!pods.synced || !pods.resourceVersion) return { owner, relist: true };
-    const mine: PodSummary[] = pods.byIndex(BY_CONTROLLER_UID, owner.uid).map(podSummary);
-    for (const o of pods.byIndex(ORPHANS_BY_NAMESPACE, owner.namespace)) {
-      if (selectorMatches(owner.selector, o.metadata?.labels ?? {})) mine.push(podSummary(o));
-    }
-    if (mine.length > SNAPSHOT_MAX_PODS) return { owner, relist: true };
-    return { owner, snapshot: { ownerUid: owner.uid, pods: mine, resourceVersion: pods.resourceVersion } };
+      event, mergeReplicaOwnerEvents, urgent, force);
   };
 
   const ownersForPod = (p: PodSummary): Array<{ res: OwnerResource; owner: ReplicaOwner }> => {
@@ -106,18 +147,18 @@ export function replicaRoutes({ input, signaller, cache }: RouteContext): RouteF
   const ownerEvent = (res: OwnerResource, ev: StoreEvent) => {
     if (ev.type === 'deleted') {
       const owner = replicaOwner(res.kind, ev.old);
-      queue(res, owner, { ownerDeletedUid: owner.uid });
+      queue(res, owner, { ownerDeletedUid: owner.uid }, false, true);
       return;
     }
     const owner = replicaOwner(res.kind, ev.obj);
     if (ev.source !== 'watch') {
       // at start-up the pods' first list finishing sends these, with their snapshots
-      if (pods.synced) queue(res, owner, fullEvent(owner));
+      if (pods.synced) queue(res, owner, fullEvent(pods, owner), false, true);
       return;
     }
     const known = ev.type === 'updated' ? replicaOwner(res.kind, ev.old) : undefined;
     // a spec change (a new generation) is acted on at once; our own status writes are routine
-    queue(res, owner, known || !pods.synced ? { owner } : fullEvent(owner), known?.generation !== owner.generation);
+    queue(res, owner, known || !pods.synced ? { owner } : fullEvent(pods, owner), known?.generation !== owner.generation, !known);
   };
 
   for (const res of enabled) {
@@ -143,7 +184,7 @@ export function replicaRoutes({ input, signaller, cache }: RouteContext): RouteF
     onListed(first) {
       // the owners listed so far waited for this list: each now gets its pods in one signal
       if (!first) return;
-      for (const [res, store] of stores) for (const o of store.list()) queue(res, replicaOwner(res.kind, o), fullEvent(replicaOwner(res.kind, o)));
+      for (const [res, store] of stores) for (const o of store.list()) queue(res, replicaOwner(res.kind, o), fullEvent(pods, replicaOwner(res.kind, o)), false, true);
     },
   });
 

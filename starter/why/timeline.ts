@@ -6,7 +6,7 @@
  * Pure: the input is decoded history JSON (see history.ts), and every value shown goes through
  * redaction.ts.
  */
-import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
+import { FOLDED_FIELD, OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { LOCAL_ACTIVITY_MARKER, isLocalEcho } from '../../workflows/runtime/local-io';
 import {
   attrsOf,
@@ -308,8 +308,10 @@ function readRun(run: RunHistory): RunResult {
       case 'WORKFLOW_EXECUTION_SIGNALED': {
         const name = typeof a.signalName === 'string' ? a.signalName : '?';
         const payload = firstPayload(a, 'input');
-        const s = summarizeFields(payload);
-        if (name === OBJECT_EVENT_SIGNAL) add(e, 'observed', `event: ${s || '(empty)'}`, { signal: { name, summary: s } });
+        // the informer's count of watch events merged into this one signal, said in words
+        const folded = isObj(payload) && typeof payload[FOLDED_FIELD] === 'number' ? payload[FOLDED_FIELD] : undefined;
+        const s = summarizeFields(folded !== undefined && isObj(payload) ? Object.fromEntries(Object.entries(payload).filter(([k]) => k !== FOLDED_FIELD)) : payload);
+        if (name === OBJECT_EVENT_SIGNAL) add(e, 'observed', `event${folded ? ` (${folded} watch events merged)` : ''}: ${s || '(empty)'}`, { signal: { name, summary: s } });
         else add(e, 'signal', `signal ${name}${s ? `: ${s}` : ''}`, { signal: { name, summary: s } });
         break;
       }

@@ -6,6 +6,8 @@ import { TEST_DATA_DIR } from '../support/stack';
 import { eventually, freshNamespace, testClusterAccess, testTemporalConnection, uniqueName } from '../support/cluster';
 import { ManagerProcess, metricValue, pidWorkingOn, startManagerProcess } from '../support/manager';
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
+import { podSummary, type KubeObject } from '../../activities/kube/projections';
+import { choosePodsToDelete } from '../../workflows/replicaset/logic';
 
 /**
  * Active-active replicas, no leader election: any replica may die at any moment, and the survivors
@@ -131,6 +133,58 @@ test('kill -9 of the replica holding the watch: another replica resumes it where
   const sent = metricValue(text, 'kcm_signals_sent_total', { controller: 'replicaset' });
   process.stderr.write(`watch failover: the new holder sent ${sent} replicaset signals for ${IDLE + 1} ReplicaSets\n`);
   expect(sent).toBeLessThan(IDLE / 2);
+});
+
+test('kill -9 of the replica holding the watch while it holds events: the next holder sends the full state first, and a scale-down ranks pods on what was held', async () => {
+  managers.push(await startManagerProcess(taskQueue, ARGS));
+  const name = 'ranked';
+  const rs = (await rest.request<{ metadata: { uid: string } }>('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, { body: {
+    metadata: { name },
+    spec: { replicas: 3, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } } },
+  } })).body;
+  await eventually('3 ready pods in the status', async () => {
+    const o = (await rest.request<{ metadata: { generation?: number }; status?: { readyReplicas?: number; observedGeneration?: number } }>('GET', `/apis/apps/v1/namespaces/${ns}/replicasets/${name}`)).body;
+    return o.status?.readyReplicas === 3 && o.status.observedGeneration === o.metadata.generation;
+  }, 60_000, 250);
+  const holderNow = async () => {
+    const d = await client.workflow.getHandle(informerWorkflowId(taskQueue, ['replicaset', 'replicationcontroller'])).describe();
+    const pid = Number(/-(\d+)$/.exec(d.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '')?.[1]);
+    return managers.find((m) => m.pid === pid && m.child.exitCode === null && m.child.signalCode === null);
+  };
+  const holder = await eventually('informer activity running', holderNow);
+  const heldSoFar = async () => metricValue(await holder.metrics(), 'kcm_signal_events_held_total', { controller: 'replicaset' });
+
+  // The pod the scale-down would take with every deletion cost equal (upstream's ranking, as the
+  // workflow applies it); the test makes another one the cheapest, so only a workflow that heard of
+  // the costs deletes that one.
+  const pods = owned(await listPods(rest, ns, `app=${name}`), rs.metadata.uid);
+  expect(pods).toHaveLength(3);
+  const natural = choosePodsToDelete(pods.map((p) => podSummary(p as KubeObject)), 1, [], Date.now())[0].uid;
+  const cheapest = pods.find((p) => p.metadata.uid !== natural)!;
+  const before = await heldSoFar();
+  // a deletion cost changes what the workflow keeps of a pod but nothing it would write now: held
+  for (const p of pods) {
+    if (p === cheapest) continue;
+    await mergePatch(rest, `/api/v1/namespaces/${ns}/pods/${p.metadata.name}`, { metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '100' } } });
+  }
+  await eventually('both cost changes held by the watch holder', async () => (await heldSoFar()) - before >= 2, 30_000, 200);
+  // the heartbeat's position passes the held events (the worker sends details every third of the timeout)
+  await new Promise((r) => setTimeout(r, 4000));
+  await holder.kill('SIGKILL');
+
+  await mergePatch(rest, `/apis/apps/v1/namespaces/${ns}/replicasets/${name}`, { spec: { replicas: 2 } });
+  const left = await eventually('scaled down to 2', async () => {
+    const live = owned(await listPods(rest, ns, `app=${name}`), rs.metadata.uid);
+    return live.length === 2 ? live : undefined;
+  }, 60_000, 100);
+  expect(left.map((p) => p.metadata.uid).sort()).toEqual(pods.filter((p) => p !== cheapest).map((p) => p.metadata.uid).sort());
+  // the new holder took the watch over at the killed one's position, so its muted list never
+  // signalled the costs: only the full state it sent first can have told the workflow
+  const next = await eventually('informer on a live replica', async () => {
+    const m = await holderNow();
+    return m && m.pid !== holder.pid ? m : undefined;
+  });
+  expect(metricValue(await next.metrics(), 'kcm_informer_resumes_total', { resource: 'pods', outcome: 'resumed' })).toBeGreaterThanOrEqual(1);
 });
 
 test('a kube-apiserver restart: watches reconnect (or relist) and reconciling goes on', async () => {

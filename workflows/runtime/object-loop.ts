@@ -25,6 +25,8 @@ import type { KcmSinks, ReconcileOutcome } from './sinks';
 
 /** Every per-object workflow receives informer events on this one signal name. */
 export const OBJECT_EVENT_SIGNAL = 'kcm.objectEvent';
+/** The field of an object event saying how many watch events the informer merged into it, when more than one. */
+export const FOLDED_FIELD = 'folded';
 /** Stops reconciling one object (incident response); events are kept and applied on resume. */
 export const PAUSE_SIGNAL = 'kcm.pause';
 export const RESUME_SIGNAL = 'kcm.resume';
