@@ -16,6 +16,8 @@ export const OUR_COUNTERS = {
   ourApiCalls: ['kcm_api_requests_total'],
   ourApiReads: ['kcm_api_requests_total', 'verb="GET"'],
   signalsSent: ['kcm_signals_sent_total'],
+  /** watch events a signal gate held (they go out merged with a later signal, or after --max-signal-hold) */
+  eventsHeld: ['kcm_signal_events_held_total'],
   reconciles: ['kcm_reconciles_total'],
 } as const;
 
