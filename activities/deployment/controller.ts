@@ -2,7 +2,7 @@ import type { ControllerDescriptor } from '../../workers/descriptor';
 import { intFlag } from '../../workers/flags';
 import { deploymentWorkflow } from '../../workflows/deployment/workflow';
 import { createDeploymentActivities } from './activities';
-import { deploymentRoutes } from './routes';
+import { deploymentRoutes, deploymentSignalGate } from './routes';
 
 export const deploymentController: ControllerDescriptor = {
   name: 'deployment-controller',
@@ -12,4 +12,5 @@ export const deploymentController: ControllerDescriptor = {
   workflows: [deploymentWorkflow],
   activities: (ctx) => createDeploymentActivities(ctx),
   routes: deploymentRoutes,
+  signalGate: deploymentSignalGate,
 };

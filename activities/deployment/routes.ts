@@ -9,13 +9,75 @@ import { unionMask, type FieldMask } from '../informers/fields';
 import { RESOURCES } from '../kube/resources';
 import type { RouteFamily } from '../informers/family';
 import { BY_CONTROLLER_UID, BY_NAMESPACE, ORPHANS_BY_NAMESPACE } from '../informers/indexes';
-import type { RouteContext } from '../../workers/descriptor';
+import type { RouteContext, SignalGateFactory } from '../../workers/descriptor';
+import type { Store } from '../informers/store';
 import { deploymentWorkflow } from '../../workflows/deployment/workflow';
+import { deploymentWouldAct } from '../../workflows/deployment/would-act';
 
 /** What a Recreate snapshot reads of a pod: its controller (metadata) and whether it is still active. */
 export const ACTIVE_POD_FIELDS: FieldMask = { metadata: true, status: { phase: true } };
 
 const isActivePod = (phase: string | undefined) => phase !== 'Succeeded' && phase !== 'Failed';
+
+interface DeploymentStores {
+  deployments: Store;
+  replicaSets: Store;
+  pods: Store;
+}
+
+/**
+ * The Deployment and what it owns or may adopt as the cache has them, as observeDeployment reads
+ * them from the API: the workflow plans from it once it includes the workflow's own last writes.
+ * None until every store it is made of has listed.
+ */
+function snapshotOf({ deployments, replicaSets, pods }: DeploymentStores, uid: string): DeploymentObservation | undefined {
+  const obj = deployments.get(uid);
+  if (!obj || !deployments.synced || !replicaSets.synced) return undefined;
+  const d = deploymentView(obj);
+  const recreate = d.strategy.type === 'Recreate';
+  if (recreate && !pods.synced) return undefined;
+  const owned = [
+    ...replicaSets.byIndex(BY_CONTROLLER_UID, d.uid),
+    ...replicaSets.byIndex(ORPHANS_BY_NAMESPACE, d.namespace).filter((rs) => selectorMatches(d.selector, rs.metadata?.labels ?? {})),
+  ].map(replicaSetView);
+  const activePodsByReplicaSet: Record<string, number> = {};
+  if (recreate) {
+    for (const rs of owned) {
+      const n = pods.byIndex(BY_CONTROLLER_UID, rs.uid).filter((p) => isActivePod((p.status as { phase?: string } | undefined)?.phase)).length;
+      if (n) activePodsByReplicaSet[rs.uid] = n;
+    }
+  }
+  return { deployment: d, replicaSets: owned, activePodsByReplicaSet, versions: { deployments: deployments.resourceVersion, replicaSets: replicaSets.resourceVersion } };
+}
+
+/**
+ * The deployment controller's signal gate: an event is held when the workflow, planning from the
+ * cache's snapshot, would neither write nor set a timer. That is the echo of its own status
+ * write and ReplicaSet status changes that change nothing it reports (its ReplicaSets' own status
+ * echoes, a pod restart that leaves readiness alone).
+ */
+export const deploymentSignalGate: SignalGateFactory = ({ cache }) => {
+  const stores = (): DeploymentStores | undefined => {
+    const deployments = cache.store(RESOURCES.deployments);
+    const replicaSets = cache.store(RESOURCES.replicaSets);
+    const pods = cache.store(RESOURCES.pods);
+    return deployments && replicaSets && pods ? { deployments, replicaSets, pods } : undefined;
+  };
+  const snapshot = (uid: string) => {
+    const s = stores();
+    return s && snapshotOf(s, uid);
+  };
+  return {
+    wouldAct(t) {
+      const s = snapshot(t.uid);
+      return !s || deploymentWouldAct(s, Date.now());
+    },
+    full(t) {
+      const s = snapshot(t.uid);
+      return (s ? { changed: true, snapshot: s } : { relist: true }) satisfies DeploymentEvent;
+    },
+  };
+};
 
 /**
  * Routes of the deployment controller, as upstream's handlers: a Deployment to itself; a
@@ -26,36 +88,12 @@ const isActivePod = (phase: string | undefined) => phase !== 'Succeeded' && phas
 export function deploymentRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes('deployment')) return undefined;
 
-  /**
-   * The Deployment and what it owns or may adopt as the cache has them, as observeDeployment reads
-   * them from the API: the workflow plans from it once it includes the workflow's own last writes.
-   * None until every store it is made of has listed.
-   */
-  const snapshotOf = (uid: string): DeploymentObservation | undefined => {
-    const obj = deployments.get(uid);
-    if (!obj || !deployments.synced || !replicaSets.synced) return undefined;
-    const d = deploymentView(obj);
-    const recreate = d.strategy.type === 'Recreate';
-    if (recreate && !pods.synced) return undefined;
-    const owned = [
-      ...replicaSets.byIndex(BY_CONTROLLER_UID, d.uid),
-      ...replicaSets.byIndex(ORPHANS_BY_NAMESPACE, d.namespace).filter((rs) => selectorMatches(d.selector, rs.metadata?.labels ?? {})),
-    ].map(replicaSetView);
-    const activePodsByReplicaSet: Record<string, number> = {};
-    if (recreate) {
-      for (const rs of owned) {
-        const n = pods.byIndex(BY_CONTROLLER_UID, rs.uid).filter((p) => isActivePod((p.status as { phase?: string } | undefined)?.phase)).length;
-        if (n) activePodsByReplicaSet[rs.uid] = n;
-      }
-    }
-    return { deployment: d, replicaSets: owned, activePodsByReplicaSet, versions: { deployments: deployments.resourceVersion, replicaSets: replicaSets.resourceVersion } };
-  };
-
-  const queue = (d: Pick<DeploymentRouting, 'namespace' | 'name' | 'uid'>, event: DeploymentEvent, urgent = false) => {
+  /** `force`: a new, deleted or relisted Deployment, which the signal gate is not asked about */
+  const queue = (d: Pick<DeploymentRouting, 'namespace' | 'name' | 'uid'>, event: DeploymentEvent, urgent = false, force = false) => {
     const args: DeploymentWorkflowInput = { namespace: d.namespace, name: d.name, uid: d.uid, tuning: input.tuning };
-    const snapshot = event.deletedUid ? undefined : snapshotOf(d.uid);
+    const snapshot = event.deletedUid ? undefined : snapshotOf({ deployments, replicaSets, pods }, d.uid);
     signaller.queue({ controller: 'deployment', workflow: deploymentWorkflow, kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, args },
-      snapshot ? { ...event, snapshot } : event, mergeDeploymentEvents, urgent);
+      snapshot ? { ...event, snapshot } : event, mergeDeploymentEvents, urgent, force);
   };
 
   /**
@@ -64,7 +102,7 @@ export function deploymentRoutes({ input, signaller, cache }: RouteContext): Rou
    */
   const sendAllOnceListed = (first: boolean) => {
     if (!first || !deployments.synced || !replicaSets.synced || !pods.synced) return;
-    for (const o of deployments.list()) queue(deploymentRouting(o), { relist: true });
+    for (const o of deployments.list()) queue(deploymentRouting(o), { relist: true }, false, true);
   };
 
   const deployments = cache.watch(RESOURCES.deployments, unionMask(DEPLOYMENT_ROUTING_FIELDS, DEPLOYMENT_VIEW_FIELDS), {
@@ -72,19 +110,19 @@ export function deploymentRoutes({ input, signaller, cache }: RouteContext): Rou
     onEvent(ev) {
       if (ev.type === 'deleted') {
         const d = deploymentRouting(ev.old);
-        queue(d, { deletedUid: d.uid });
+        queue(d, { deletedUid: d.uid }, false, true);
         return;
       }
       const d = deploymentRouting(ev.obj);
       // the first list waits for the other stores (see sendAllOnceListed); a relist after a gap has each look afresh
       if (ev.source === 'list') return;
       if (ev.source === 'relist') {
-        queue(d, { relist: true });
+        queue(d, { relist: true }, false, true);
         return;
       }
       // a spec change (a new generation) is acted on at once; our own status writes are routine
       const before = ev.type === 'updated' ? deploymentRouting(ev.old) : undefined;
-      queue(d, { changed: true }, before?.generation !== d.generation);
+      queue(d, { changed: true }, before?.generation !== d.generation, !before);
     },
   });
   deployments.addIndex(BY_NAMESPACE);

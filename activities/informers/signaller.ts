@@ -331,7 +331,7 @@ export class Signaller {
         ],
       });
       this.sent++;
-      this.refreshed?.add(workflowId);
+      if (this.gates.has(t.controller)) this.refreshed?.add(workflowId);
       this.options.onSent?.(t.controller, item.events);
     } catch (e) {
       this.errors++;

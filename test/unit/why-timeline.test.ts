@@ -218,6 +218,21 @@ test('values are kept short and token-like strings are never printed', () => {
   expect(last.what.length).toBeLessThanOrEqual(200);
 });
 
+test('a signal that merged several watch events says how many', () => {
+  const run = fixture('replicaset-churn-0');
+  run.events.push({
+    eventId: '40',
+    eventTime: '2026-11-22T02:40:04Z',
+    eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED',
+    workflowExecutionSignaledEventAttributes: {
+      signalName: 'kcm.objectEvent',
+      input: { payloads: [b64json({ podsDeleted: ['a', 'b'], folded: 4 })] },
+    },
+  });
+  const last = buildTimeline([run]).entries.pop() as TimelineEntry;
+  expect(last.what).toBe('event (4 watch events merged): podsDeleted 2 (a, b)');
+});
+
 describe('the command line', () => {
   test('kinds, objects and the visibility query', () => {
     expect(parseObjectRef('rs', 't-rs/churn')).toEqual({ kind: 'ReplicaSet', namespace: 't-rs', name: 'churn' });
