@@ -28,7 +28,7 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
 
   --quick          smaller sizes and fewer repetitions (under 10 minutes)
   --smoke          the smallest sizes, one repetition, default setting; writes no docs
-  --scenarios L    which of 1..8 to run (default: all)
+  --scenarios L    which of 1..9 to run (default: all)
                    1 scale-up  2 reaction  3 rollout  4 failover  5 restart catch-up  6 idle cost  7 ceiling
                    8 replacement during a readiness storm
   --reps N         repetitions of every scenario (default: full 3, 2 for 5 and 6, 1 for 8; quick 2 for 1
@@ -60,7 +60,7 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
 export class UsageError extends Error {}
 
 export function parseArgs(argv: string[]): BenchArgs {
-  const a: BenchArgs = { mode: 'full', scenarios: [1, 2, 3, 4, 5, 6, 7, 8], out: 'docs/BENCHMARKS.md' };
+  const a: BenchArgs = { mode: 'full', scenarios: [1, 2, 3, 4, 5, 6, 7, 8, 9], out: 'docs/BENCHMARKS.md' };
   let modeSet = false;
   const value = (i: number, flag: string) => {
     const v = argv[i + 1];
@@ -81,7 +81,7 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '--scenarios': {
         const list = take().split(',').map((s) => s.trim()).filter(Boolean);
         const ids = list.map(Number);
-        if (!ids.length || ids.some((n) => !Number.isInteger(n) || n < 1 || n > 8)) throw new UsageError(`--scenarios takes numbers 1..8, got ${list.join(',')}`);
+        if (!ids.length || ids.some((n) => !Number.isInteger(n) || n < 1 || n > 9)) throw new UsageError(`--scenarios takes numbers 1..9, got ${list.join(',')}`);
         a.scenarios = [...new Set(ids)].sort((x, y) => x - y);
         break;
       }

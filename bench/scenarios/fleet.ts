@@ -26,17 +26,20 @@ export async function createFleet(rest: KubeRest, ns: string, count: number, rep
 }
 
 /**
- * What a manager finds to do after it was away: every Deployment gets a spec change that touches no
- * pod (progressDeadlineSeconds, so a new generation to observe) and loses one pod (so every
- * ReplicaSet has work). `round` makes each call's spec change a new one.
+ * What a manager finds to do after it was away: every Deployment (or the first `changed` of the
+ * `count`) gets a spec change that touches no pod (progressDeadlineSeconds, so a new generation to
+ * observe) and loses one pod (so every ReplicaSet has work). `round` makes each call's spec change a
+ * new one.
  */
-export async function perturbFleet(rest: KubeRest, ns: string, count: number, round = 0): Promise<void> {
-  await inParallel(fleetNames(count), 10, (name) => mergePatch(rest, `/apis/apps/v1/namespaces/${ns}/deployments/${name}`, { spec: { progressDeadlineSeconds: 601 + round } }));
+export async function perturbFleet(rest: KubeRest, ns: string, count: number, round = 0, changed = count): Promise<void> {
+  const names = fleetNames(count).slice(0, changed);
+  await inParallel(names, 10, (name) => mergePatch(rest, `/apis/apps/v1/namespaces/${ns}/deployments/${name}`, { spec: { progressDeadlineSeconds: 601 + round } }));
   const pods = (await rest.request<{ items: Array<{ metadata: { name: string; labels?: Record<string, string> } }> }>('GET', `/api/v1/namespaces/${ns}/pods`)).body.items;
+  const apps = new Set(names);
   const onePerApp = new Map<string, string>();
   for (const p of pods) {
     const app = p.metadata.labels?.app;
-    if (app && !onePerApp.has(app)) onePerApp.set(app, p.metadata.name);
+    if (app && apps.has(app) && !onePerApp.has(app)) onePerApp.set(app, p.metadata.name);
   }
   await inParallel([...onePerApp.values()], 10, (pod) => rest.request('DELETE', `/api/v1/namespaces/${ns}/pods/${pod}`, { body: { gracePeriodSeconds: 0 } }));
 }
