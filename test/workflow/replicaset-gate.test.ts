@@ -12,6 +12,7 @@ import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { routeHarness } from '../support/routes';
 import { settledAfter, workflowEnvPerSuite } from '../support/workflow-env';
+import { seededRandom } from '../../chaos/storm';
 
 /*
  * The ReplicaSet signal gate may only err toward sending: wherever it would hold an event, the
@@ -62,18 +63,6 @@ const activities: Pick<ReplicaActivities, 'observeReplicaOwner' | 'createPods' |
 
 const env = workflowEnvPerSuite({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
 
-/** mulberry32: the same cases on every run, so a failure names a case that can be run again */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Case {
   n: number;
   owner: KubeObject;
@@ -82,7 +71,8 @@ interface Case {
 
 /** One random owner and the pods of its namespace, as a reflector lists them. */
 function randomCase(n: number): Case {
-  const r = prng(1000 + n);
+  // seeded: the same cases on every run, so a failure names a case that can be run again
+  const r = seededRandom(1000 + n);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
   const ns = `gate-${n}`;
   const name = `rs-${n}`;
