@@ -76,12 +76,13 @@ export function createInformerActivities(deps: InformerDeps) {
       // controllers sharing an engine name one factory: each factory runs once
       const factories = new Set<RouteFactory>();
       for (const d of CONTROLLERS) if (d.routes && input.controllers.includes(d.short)) factories.add(d.routes);
+      const routeContext = { input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue };
       const families = [...factories]
-        .map((routes) => routes({ input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue }))
+        .map((routes) => routes(routeContext))
         .filter((f): f is RouteFamily => f !== undefined);
       // each controller's own rule for events its workflow need not see yet (its descriptor's signalGate)
       for (const d of CONTROLLERS) {
-        if (d.signalGate && input.controllers.includes(d.short)) signaller.gate(d.short, d.signalGate({ input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue }));
+        if (d.signalGate && input.controllers.includes(d.short)) signaller.gate(d.short, d.signalGate(routeContext));
       }
       if (deps.shadow) {
         // the cluster manager's writes, on every resource watched, and its Events (which no route reads)
