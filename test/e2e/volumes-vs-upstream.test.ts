@@ -259,6 +259,9 @@ type RecyclerPod = { metadata: { labels?: Record<string, string>; ownerReference
 async function delayedScenario(run: Run): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
   const local = await createClass(run, 'local', 'kubernetes.io/no-provisioner', 'WaitForFirstConsumer');
+  // made now, long before its claim: a claim made right after its class can reach a binder before
+  // the class does, and upstream's then reports ProvisioningFailed ("not found") once, by chance
+  const late = await createClass(run, 'late', 'example.com/e2e-provisioner', 'WaitForFirstConsumer');
   await createPv(run, 'local', { size: '1Gi', cls: local, local: LOCAL_NODE });
   await volumesAvailable([run.name('local')]);
   await createPvc(run, 'data', '1Gi', local);
@@ -277,7 +280,6 @@ async function delayedScenario(run: Run): Promise<Record<string, unknown>> {
 
   // a provisioner's class waiting for the first consumer: the scheduler picks a node, the claim
   // goes to the provisioner with that node, and the provisioner's volume (made here) completes it
-  const late = await createClass(run, 'late', 'example.com/e2e-provisioner', 'WaitForFirstConsumer');
   await createPvc(run, 'late', '1Gi', late);
   await rest.request('POST', `/api/v1/namespaces/${run.ns}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'late' },
     spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'late' } }] } } });
