@@ -69,6 +69,8 @@ export const deploymentSignalGate: SignalGateFactory = ({ cache }) => {
   };
   return {
     wouldAct(t) {
+      // built again rather than taken from the pending event: the cache may have moved since the
+      // route queued it, by changes not routed to the Deployment (an old pod's phase under Recreate)
       const s = snapshot(t.uid);
       return !s || deploymentWouldAct(s, Date.now());
     },

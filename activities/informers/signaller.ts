@@ -36,10 +36,10 @@ export interface SignalGate {
    */
   wouldAct(target: Target): boolean;
   /**
-   * An event carrying the object's whole current state from the cache, or one that has the
-   * workflow read it when the cache cannot say (undefined: the event goes as it is). A holder that took over the watch
-   * from another merges it into its first signal to each object: events the last holder held
-   * died with it, and its watch position had passed them.
+   * An event carrying the object's whole current state from the cache, or, when the cache cannot
+   * say, one that has the workflow read it from the API. A holder that took over the watch from
+   * another merges it into its first signal to each object: events the last holder held died
+   * with it, and its watch position had passed them.
    */
   full(target: Target): unknown;
 }
@@ -103,7 +103,11 @@ export class Signaller {
   /** what a gate held: not due until another event for the key joins it or the hold runs out */
   private readonly held = new Map<string, Pending>();
   private readonly gates = new Map<string, SignalGate>();
-  /** after taking over the watch: the keys of gated controllers already sent their full state */
+  /**
+   * After taking over the watch: the keys of gated controllers already sent their full state. It
+   * is kept until the next takeover, as any gated key may still have a lost held event; it grows to
+   * at most one ID per gated object, which the informer's stores hold anyway.
+   */
   private refreshed?: Set<string>;
   private lastHeldScan = 0;
   private lastSent = new Map<string, number>();
@@ -304,8 +308,7 @@ export class Signaller {
     let event = item.event;
     const gate = this.gates.get(item.target.controller);
     if (gate && this.refreshed && !this.refreshed.has(workflowId)) {
-      const full = gate.full(item.target);
-      if (full !== undefined) event = item.merge(event, full);
+      event = item.merge(event, gate.full(item.target));
     }
     return item.events > 1 && event && typeof event === 'object' ? { ...event, [FOLDED_FIELD]: item.events } : event;
   }
