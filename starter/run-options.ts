@@ -46,6 +46,7 @@ export const RUN_DEFAULTS = {
   maxHistoryEvents: 1000,
   maxIdleHistoryEvents: 100,
   maxSignalHold: '5m',
+  maxRunAge: '168h',
   useServiceAccountCredentials: false,
   informerHeartbeatTimeout: '3s',
   discoveryPeriod: '30s',
@@ -143,6 +144,8 @@ export interface RunOptions {
   maxIdleHistoryEvents: number;
   /** how long a controller's signal gate may hold an object's events; 0 holds none */
   maxSignalHoldMs: number;
+  /** an object workflow's run continues as new at its first turn with nothing pending once this old */
+  maxRunAgeMs: number;
   informerHeartbeatTimeoutMs: number;
   /** how often the resources the collector and quota track are re-read from API discovery */
   discoveryPeriodMs: number;
@@ -300,6 +303,7 @@ export function addRunOptions(cmd: Command): Command {
   add('--max-history-events <int>', 'workflow history length that triggers continue-as-new' + testTuning, { def: RUN_DEFAULTS.maxHistoryEvents });
   add('--max-idle-history-events <int>', "history length past which a converged object's workflow continues as new at its next quiet resync, so that a cold wake replays few events" + testTuning, { def: RUN_DEFAULTS.maxIdleHistoryEvents });
   add('--max-signal-hold <duration>', "longest a controller's signal gate holds watch events its workflow would do nothing about (the echo of its own status write, a pod change no decision reads); they go out with the object's next event that needs work, or after this. 0 sends every event" + ours, { def: RUN_DEFAULTS.maxSignalHold });
+  add('--max-run-age <duration>', "longest an object's workflow run lives: past it the run continues as new at its first turn with nothing pending, so that a new build takes over no run older than this (the patch policy in docs/ARCHITECTURE.md counts on it)" + ours, { def: RUN_DEFAULTS.maxRunAge });
   add(
     '--max-cached-workflows <int>',
     "the most object workflows each controller keeps in memory between their reconciles; a run not kept is rebuilt by replaying its history at its next reconcile. 0 keeps none; unset, the Temporal SDK's default, from the heap limit (about 2,300 per controller with Node's default heap)" + ours,
@@ -717,6 +721,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   const maxHistoryEvents = r.int('max-history-events', { def: RUN_DEFAULTS.maxHistoryEvents, min: 10, max: TEMPORAL_HISTORY_EVENT_LIMIT });
   const maxIdleHistoryEvents = r.int('max-idle-history-events', { def: RUN_DEFAULTS.maxIdleHistoryEvents, min: 10, max: TEMPORAL_HISTORY_EVENT_LIMIT });
   const maxSignalHoldMs = r.durationMs('max-signal-hold', { def: RUN_DEFAULTS.maxSignalHold, allowZero: true }) ?? 300_000;
+  const maxRunAgeMs = r.durationMs('max-run-age', { def: RUN_DEFAULTS.maxRunAge, allowZero: false }) ?? 7 * 24 * 3600_000;
   const informerHeartbeatTimeoutMs =
     r.durationMs('informer-heartbeat-timeout', { def: RUN_DEFAULTS.informerHeartbeatTimeout, allowZero: false }) ?? 3_000;
   const discoveryPeriodMs = r.durationMs('discovery-period', { def: RUN_DEFAULTS.discoveryPeriod, allowZero: false }) ?? 30_000;
@@ -766,6 +771,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     maxHistoryEvents,
     maxIdleHistoryEvents,
     maxSignalHoldMs,
+    maxRunAgeMs,
     informerHeartbeatTimeoutMs,
     discoveryPeriodMs,
     logLevel,

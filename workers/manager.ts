@@ -303,6 +303,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       backoffMaxMs: opts.resyncBackoffMaxMs,
       maxHistoryEvents: opts.maxHistoryEvents,
       idleHistoryEvents: opts.maxIdleHistoryEvents,
+      maxRunAgeMs: opts.maxRunAgeMs,
     },
     flags: opts.controllerFlags,
   };

@@ -93,7 +93,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     // The waits are the loop's timers, exact in the history: one per failure, then the resync.
     const timers = ofType(await historyOf(h.workflowId, h.firstExecutionRunId), EventType.EVENT_TYPE_TIMER_STARTED)
       .map((e) => tsToMs(e.timerStartedEventAttributes!.startToFireTimeout));
-    const expected = Array.from({ length: failures }, (_, i) => backoffMs({ ...tuning, maxHistoryEvents: 10_000, idleHistoryEvents: 10_000 }, i + 1));
+    const expected = Array.from({ length: failures }, (_, i) => backoffMs({ ...tuning, maxHistoryEvents: 10_000, idleHistoryEvents: 10_000, maxRunAgeMs: 3_600_000 }, i + 1));
     expect(expected.slice(0, 4)).toEqual([100, 200, 400, 400]);
     expect(timers).toEqual([...expected, 3_600_000]);
     // and the retries really waited that long
@@ -263,6 +263,39 @@ describe('runObjectLoop on the Temporal dev server', () => {
     }
     await finish(hb, busy);
     await finish(hf, failing);
+    await finish(h, name);
+  });
+
+  test('a run past maxRunAgeMs wakes at its age, though its resync is far off, and continues as new with its state', async () => {
+    const name = 'old';
+    const maxRunAgeMs = 2000;
+    world.set(name, { uid: 'u-old' });
+    const h = await start(name, { uid: 'u-old', tuning: { resyncMs: 3_600_000, maxRunAgeMs } });
+    await eventually('the first reconcile', () => callsOf(name).length >= 1);
+    await signalEvent(h, 'a');
+    const next = await eventually('a continued run', async () => {
+      const s = await state(h);
+      return typeof s.view?.generation === 'number' && s.view.generation >= 1 ? s : undefined;
+    }, 15_000);
+    expect(next.view?.applied).toEqual(['a']);
+
+    const first = await historyOf(h.workflowId, h.firstExecutionRunId);
+    const types = first.map((e) => e.eventType);
+    expect(types[types.length - 1]).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+    // far short of any history threshold: the age ended it
+    expect(first.length).toBeLessThan(60);
+    // the resync timer, and one more to the run's age
+    const timers = ofType(first, EventType.EVENT_TYPE_TIMER_STARTED).map((e) => tsToMs(e.timerStartedEventAttributes!.startToFireTimeout));
+    expect(timers[0]).toBe(3_600_000);
+    expect(timers).toHaveLength(2);
+    expect(timers[1]).toBeLessThanOrEqual(maxRunAgeMs);
+    const started = first[0].eventTime!;
+    const ended = first[first.length - 1].eventTime!;
+    expect(tsToMs(ended) - tsToMs(started)).toBeGreaterThanOrEqual(maxRunAgeMs);
+    const patches = ofType(first, EventType.EVENT_TYPE_MARKER_RECORDED)
+      .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+      .map((e) => defaultPayloadConverter.fromPayload<{ id: string }>(e.markerRecordedEventAttributes!.details!['patch-data'].payloads![0]).id);
+    expect(patches).toContain('run-age-bound');
     await finish(h, name);
   });
 

@@ -1,4 +1,3 @@
-import { patched } from '@temporalio/workflow';
 import type { DeploymentActivities } from '../../activities/deployment/activities';
 import { claimAll } from '../common/controller-ref';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
@@ -10,6 +9,7 @@ import { deploymentRef } from './types';
 import { API_BATCHES } from '../runtime/activity-options';
 import { objectIo } from '../runtime/local-io';
 import { type CacheFloor, type DeploymentObservation, floorAfterRead, floorAfterWrite, newerSnapshot, snapshotServes } from './cache';
+import { isPatched } from '../runtime/patches';
 
 /**
  * What the router sends a Deployment's workflow: "look again", with the Deployment and its
@@ -62,9 +62,9 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
   /** what a snapshot must include before it may replace an API read */
   let floor: CacheFloor = {};
   // runs recorded before the shared cache read the API on every reconcile
-  const fromCache = patched('deployment-from-cache');
+  const fromCache = isPatched('deployment-from-cache');
   // runs recorded before named new ReplicaSets by this project's own template hash
-  const upstreamTemplateHash = patched('upstream-template-hash');
+  const upstreamTemplateHash = isPatched('upstream-template-hash');
 
   async function observe(): Promise<DeploymentObservation> {
     if (fromCache && snapshotServes(snapshot, floor)) return snapshot!;
@@ -143,7 +143,7 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       // Asked here, at the deletion, not at the run's start: a run open since before this patch
       // (the ones that leaked) takes it from its next deletion on; its replay of older signals
       // finds no marker and plans as it did.
-      if (e.deletedUid !== undefined && patched('deployment-deletion-reads-api')) snapshot = undefined;
+      if (e.deletedUid !== undefined && isPatched('deployment-deletion-reads-api')) snapshot = undefined;
       if (e.snapshot) snapshot = newerSnapshot(snapshot, e.snapshot);
     },
     reconcile,

@@ -1,9 +1,10 @@
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { GcActivities } from '../../activities/gc/activities';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { batchReason, decideForegroundOwner, decideOrphanOwner, isDeletingDependents, isOrphaningDependents, planDependent } from './logic';
 import type { GcAction, ObjectRef } from './types';
 import { API_BATCHES } from '../runtime/activity-options';
+import { isPatched } from '../runtime/patches';
 
 /** What the ownership graph sends an object's collector workflow: its dependents as the watch knows them. */
 export interface GcEvent {
@@ -67,7 +68,7 @@ export async function garbageCollectorWorkflow(input: GcWorkflowInput): Promise<
     });
     // one activity for the whole list: a foreground owner of 200 dependents decides 200 at once,
     // and an activity apiece cost a workflow task's round trip each (runs started before apply them one by one)
-    if (patched('gc-actions-in-one-activity')) {
+    if (isPatched('gc-actions-in-one-activity')) {
       if (todo.length) {
         const r = await io.gcApplyAll({ actions: todo, reason: batchReason(todo) });
         if (!r.ok) return { requeueAfterMs: 0 }; // changed since read: look again

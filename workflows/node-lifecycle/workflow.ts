@@ -1,4 +1,4 @@
-import { log, patched, proxyActivities } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type { NodeLifecycleActivities } from '../../activities/node-lifecycle/activities';
 import { API_BATCHES, API_WRITES } from '../runtime/activity-options';
 import { pool } from '../runtime/pool';
@@ -19,6 +19,7 @@ import {
   zoneLabel,
 } from './logic';
 import type { NodeLifecycleEvent, NodeLifecycleSettings, NodeLifecycleState, NodeReport, PodOnNode, ZoneQueue } from './types';
+import { isPatched } from '../runtime/patches';
 
 export interface NodeLifecycleWorkflowInput {
   settings: NodeLifecycleSettings;
@@ -170,7 +171,7 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
     }
     incoming.clear();
     // Runs recorded before this change took the nodes one at a time, and replay so.
-    const workers = patched('node-health-in-parallel') ? NODE_UPDATE_WORKERS : 1;
+    const workers = isPatched('node-health-in-parallel') ? NODE_UPDATE_WORKERS : 1;
     const register = async (name: string) => {
       const r = nodes.get(name)!;
       queueOf(r.zone);
@@ -254,7 +255,7 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
       const first: BucketLook = q.draining === true ? 'draining' : 'idle';
       // after a write, what the wake granted is kept and the write's own time adds one token at
       // most: a write held up by a failover must not be followed by a second's worth at once
-      const later: BucketLook = patched('eviction-burst-per-wake') ? 'continuing' : first;
+      const later: BucketLook = isPatched('eviction-burst-per-wake') ? 'continuing' : first;
       let look: BucketLook = first;
       while (q.waiting.length) {
         const name = q.waiting[0];

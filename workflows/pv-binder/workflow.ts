@@ -1,4 +1,4 @@
-import { log, patched, proxyActivities } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type { ClaimGuard, PvBinderActivities, RecyclerPodRef, VolumeGuard, WriteOutcome } from '../../activities/pv-binder/activities';
 import { API_BATCHES } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
@@ -6,6 +6,7 @@ import { DEFAULT_TUNING, type LoopTuning, type ReconcileResult, runObjectLoop } 
 import { claimSettled, planClaimSync, type ClaimObservation, type ProvisionerFlags } from './claim-sync';
 import { ANN_MIGRATED_TO, CONTROLLER, type ClaimEvent, type VolumeEvent } from './types';
 import { planVolumeSync, type VolumeObservation } from './volume-sync';
+import { isPatched } from '../runtime/patches';
 
 /** The binder's settings, from its flags. */
 export interface BinderSettings extends ProvisionerFlags {
@@ -153,7 +154,7 @@ export async function pvClaimWorkflow(input: PvClaimWorkflowInput): Promise<void
     tuning,
     // a settled run ends; an event sent as it ends (the claim deleted just as its volume settled
     // Bound) is folded in and reconciled, not dropped with the run. Runs recorded before ended there.
-    drainBeforeFinish: () => patched('pv-binder-drains-before-finish'),
+    drainBeforeFinish: () => isPatched('pv-binder-drains-before-finish'),
     apply(e) {
       if (e.gone) gone = true;
       else if (e.claim) gone = false;
@@ -280,7 +281,7 @@ export async function pvVolumeWorkflow(input: PvVolumeWorkflowInput): Promise<vo
     tuning,
     // a settled run ends; an event sent as it ends (the claim deleted just as its volume settled
     // Bound) is folded in and reconciled, not dropped with the run. Runs recorded before ended there.
-    drainBeforeFinish: () => patched('pv-binder-drains-before-finish'),
+    drainBeforeFinish: () => isPatched('pv-binder-drains-before-finish'),
     apply(e) {
       if (e.gone) gone = true;
       else if (e.volume) gone = false;

@@ -1,9 +1,10 @@
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { PvExpanderActivities } from '../../activities/pv-expander/activities';
 import { API_WRITES } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
 import { DEFAULT_TUNING, type LoopTuning, type ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { CONTROLLER, changedSince, planExpansion, type ExpansionClaim } from './logic';
+import { isPatched } from '../runtime/patches';
 
 export interface PvExpanderWorkflowInput {
   namespace: string;
@@ -68,7 +69,7 @@ export async function pvExpanderWorkflow(input: PvExpanderWorkflowInput): Promis
     // comes again, and would be synced (and reported) twice. The run stays a while after a report
     // and takes that change, by its resourceVersion, as the one reported; a newer change is synced
     // as usual. Histories recorded before this ended at once, hence the patch.
-    if (!patched('pv-expander-lingers')) return { finished: true };
+    if (!isPatched('pv-expander-lingers')) return { finished: true };
     reported = { resourceVersion: event ?? seen.claim.resourceVersion ?? '', until: Date.now() + LINGER_MS };
     return { requeueAfterMs: LINGER_MS };
   }

@@ -1,6 +1,5 @@
 import { podsForRanking, statusForGates, type ReplicaOwnerGate } from './gates';
 import type { ReplicaActivities } from '../../activities/replicaset/activities';
-import { patched } from '@temporalio/workflow';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { objectIdentity } from '../runtime/identity';
 import {
@@ -19,6 +18,7 @@ import type { ManageError, PodSummary, ReplicaOwner, ReplicaOwnerKind } from './
 import { newerVersion } from '../common/resource-version';
 import { POD_BATCHES } from '../runtime/activity-options';
 import { objectIo } from '../runtime/local-io';
+import { isPatched } from '../runtime/patches';
 
 /** What the informer router sends one owner's workflow; several events for one key arrive merged. */
 export interface ReplicaOwnerEvent {
@@ -91,7 +91,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
 
   // Our pods may exist under names the counter has not passed (see seqAfterNames); histories
   // from before this patch never moved it.
-  const seqFollowsNames = patched('pod-seq-follows-names');
+  const seqFollowsNames = isPatched('pod-seq-follows-names');
   /** Once per signal or observation: every name in it that is one of ours (the rest decode to nothing). */
   function seeNames(names: string[]): void {
     const uid = ownerUid();
@@ -168,7 +168,7 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
       const batches = slowStartBatches(plan.count);
       // One call runs every batch: a call per batch cost a round trip between the workflow and
       // its activity each (nine for 500 pods, about 0.5 s). Histories from before keep their calls.
-      if (patched('slow-start-in-one-call')) {
+      if (isPatched('slow-start-in-one-call')) {
         const names = Array.from({ length: plan.count }, () => podName(current.name, current.uid, nextSeq++));
         const reason = `scale up ${have}->${current.replicas}: ${plan.count} in slow-start batches of ${batches.join(', ')}`;
         lastDecision = inFlight = `createPods: ${reason}`;

@@ -1,6 +1,7 @@
-import { continueAsNew, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Workflow } from '@temporalio/common';
 import { SA_UID } from '../search-attributes';
+import { isPatched } from './patches';
 
 /**
  * Which object a per-object workflow belongs to. The workflow ID is the object's name, but a name
@@ -109,6 +110,6 @@ export function objectIdentity<F extends Workflow = Workflow>(
   // A run handed over to a new object inherits its predecessor's KcmUid; every run now points it
   // at its own object from the start. Runs recorded before this did so only where the workflow
   // called publish() itself, hence the patch.
-  if (patched('publish-uid')) id.publish();
+  if (isPatched('publish-uid')) id.publish();
   return id;
 }

@@ -1,5 +1,6 @@
-import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
+import { isPatched } from './patches';
 
 /*
  * A controller's API calls as local activities: run by the worker inside the workflow task that
@@ -20,8 +21,6 @@ import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
  * Histories recorded before this existed scheduled regular activities at these points: the patch
  * makes their replay take the same path, and a run switches at its first live call after upgrade.
  */
-
-export const LOCAL_IO_PATCH = 'local-io';
 
 /** The marker a local activity is recorded as (the SDK's core names it so). */
 export const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
@@ -63,7 +62,7 @@ export function objectIo<A extends AnyActivities>(remote: ActivityOptions): A {
     get(_target, name) {
       if (typeof name !== 'string') return undefined;
       return async (...args: unknown[]) => {
-        if (!patched(LOCAL_IO_PATCH)) return regular[name](...args);
+        if (!isPatched('local-io')) return regular[name](...args);
         const out = await local[name](...args);
         return isLocalEcho(out) ? out.result : out;
       };

@@ -6,7 +6,6 @@ import {
   defineSignal,
   log,
   makeContinueAsNewFunc,
-  patched,
   proxyLocalActivities,
   proxySinks,
   setCurrentDetails,
@@ -22,6 +21,7 @@ import { taskQueueToMoveTo } from './task-queues';
 import { SHADOW_WORKFLOW_ID_PREFIX } from './workflow-ids';
 import { WakeTimers } from './wake-timers';
 import type { KcmSinks, ReconcileOutcome } from './sinks';
+import { isPatched } from './patches';
 
 /** Every per-object workflow receives informer events on this one signal name. */
 export const OBJECT_EVENT_SIGNAL = 'kcm.objectEvent';
@@ -76,6 +76,12 @@ export interface LoopTuning {
    * cold replays a few dozen events rather than every resync since it started
    */
   idleHistoryEvents: number;
+  /**
+   * a run continues as new at its first turn with nothing pending once it is this old, however
+   * short its history and however far its next wake: the patch policy (docs/ARCHITECTURE.md,
+   * "Patch policy") counts on no run outliving a release by more than this
+   */
+  maxRunAgeMs: number;
 }
 
 /**
@@ -91,6 +97,8 @@ export const DEFAULT_TUNING: LoopTuning = {
   // runs of earlier builds had no such knob; they take this one, and their old turns replay as
   // they were recorded, since the continue-as-new it brings is behind a patch
   idleHistoryEvents: 100,
+  // runs of earlier builds are bounded too, once they pass it under this code (behind a patch)
+  maxRunAgeMs: 7 * 24 * 3600_000,
 };
 
 export interface ReconcileResult {
@@ -196,6 +204,8 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   let publishedError: string | undefined;
   let nextWakeAt: number | undefined;
   const timers = new WakeTimers();
+  /** when this run is old enough to continue as new at its next turn with nothing pending (see LoopTuning.maxRunAgeMs) */
+  const runAgeLimitAt = workflowInfo().runStartTime.getTime() + loop.tuning.maxRunAgeMs;
   const shadowRun = workflowInfo().workflowId.startsWith(SHADOW_WORKFLOW_ID_PREFIX);
   /** the refusal last reported, so a backed-off retry refused alike adds no history */
   let reportedForbidden: string | undefined;
@@ -207,7 +217,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     const refusal = authorizerRefusalIn(failure);
     if (!refusal || refusal === reportedForbidden) return;
     const object = runObject();
-    if (!object || !patched('forbidden-reported')) return;
+    if (!object || !isPatched('forbidden-reported')) return;
     reportedForbidden = refusal;
     try {
       await reporter.reportForbidden({ reason: 'the authorizer refused this controller a call (403): a Warning Event on the object', controller: loop.controller, object, message: refusal });
@@ -238,7 +248,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   // `temporal workflow list --query "KcmLastError IS NOT NULL"`. Histories recorded before this
   // existed have no such commands, hence the patch.
   const publishError = (message: string | undefined) => {
-    if (message === publishedError || !patched('last-error-published')) return;
+    if (message === publishedError || !isPatched('last-error-published')) return;
     publishedError = message;
     upsertMemo({ LastError: message ?? null });
     upsertSearchAttributes([{ key: SA_LAST_ERROR, value: message ?? null }]);
@@ -280,7 +290,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       } catch (err) {
         // A reconcile that found a new object under the name continues as new for it; that is
         // not a failure (before this patch it was caught here and retried forever).
-        if (err instanceof ContinueAsNew && patched('continue-as-new-escapes-loop')) throw err;
+        if (err instanceof ContinueAsNew && isPatched('continue-as-new-escapes-loop')) throw err;
         // An activity that exhausted its retries or was rejected: the object is left for a
         // backed-off retry; the workflow itself must not fail, or nothing would ever heal it.
         log.warn('reconcile failed', { error: String(err) });
@@ -288,7 +298,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         result = { failed: true };
       }
       reconciles++;
-      if (shadowRun && loop.reread && patched('shadow-rereads')) loop.reread();
+      if (shadowRun && loop.reread && isPatched('shadow-rereads')) loop.reread();
       // a function (a patched() check) is asked only when signals are pending, so only a run that meets the case records it
       if (result.finished && !(pending.length > 0 && (typeof loop.drainBeforeFinish === 'function' ? loop.drainBeforeFinish() : loop.drainBeforeFinish))) {
         kcm.reconciled(loop.controller, 'finished', Date.now() - started);
@@ -322,7 +332,10 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     }
 
     const info = workflowInfo();
-    const longHistory = info.continueAsNewSuggested || info.historyLength >= loop.tuning.maxHistoryEvents;
+    // A run past its age continues as new as a long one does. Runs before the bound never did;
+    // the patch is asked only once the run is that old, so only such runs record it.
+    const tooOld = Date.now() >= runAgeLimitAt && isPatched('run-age-bound');
+    const longHistory = info.continueAsNewSuggested || info.historyLength >= loop.tuning.maxHistoryEvents || tooOld;
     // The server refuses a task that closes the run if a signal reached it while the task ran, and
     // the worker then drops the run and replays its whole history (about 0.6 ms of CPU an event)
     // before trying again. Decided below, continue-as-new shares its task with the reconcile's
@@ -331,7 +344,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     // this task instead and the run continues in the timer's task, which does nothing else. Only
     // for loops whose next run re-reads the world: the signals that come meanwhile are folded in
     // but not reconciled, and under steady churn some always come. Older histories have no timer.
-    if (longHistory && loop.rereadsOnNewRun && !pauseChanged && patched('continue-as-new-in-timer-task')) {
+    if (longHistory && loop.rereadsOnNewRun && !pauseChanged && isPatched('continue-as-new-in-timer-task')) {
       await sleep(1);
       if (!pauseChanged) {
         for (const s of pending.splice(0, pending.length)) loop.apply(s);
@@ -347,22 +360,26 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     // event. At a quiet resync the run carries nothing a signal is still to change, so it
     // continues as new there, in the resync's own task: no event is in flight for an idle object.
     // Older histories never did, hence the patch, asked only when the run is past the threshold.
-    if (quiet && pending.length === 0 && !pauseChanged && info.historyLength >= loop.tuning.idleHistoryEvents && patched('idle-continue-as-new')) {
+    if (quiet && pending.length === 0 && !pauseChanged && info.historyLength >= loop.tuning.idleHistoryEvents && isPatched('idle-continue-as-new')) {
       await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
     }
     // A run a build before per-controller task queues started on the base queue moves to its
     // controller's queue at its first quiet turn on this code. Runs already there never call
     // patched(), and replays of older histories see it false, so they keep their commands.
     const moveTo = taskQueueToMoveTo(info.taskQueue, loop.controller);
-    if (moveTo && pending.length === 0 && !pauseChanged && patched('controller-task-queue')) {
+    if (moveTo && pending.length === 0 && !pauseChanged && isPatched('controller-task-queue')) {
       await makeContinueAsNewFunc<(...args: unknown[]) => Promise<void>>({ taskQueue: moveTo })(...loop.continueAsNewArgs());
     }
 
     // Histories before kept timers started one per wait and cancelled it when a signal came first.
     // A wake due now still waits on a (1 ms) timer, as `condition(fn, 0)` did: a reconcile that
     // keeps asking for another at once without calling an activity must not spin in one task.
-    if (patched('kept-wake-timers')) {
+    if (isPatched('kept-wake-timers')) {
       if (nextWakeAt !== undefined) timers.wakeAt(nextWakeAt, Date.now());
+      // a run that would sleep past its age wakes at it (its turn then reconciles and continues as
+      // new); asked only when the next wake is past the age, so only such runs record the patch
+      const wakeForAge = (nextWakeAt === undefined || nextWakeAt > runAgeLimitAt) && runAgeLimitAt > Date.now() && isPatched('run-age-bound');
+      if (wakeForAge) timers.wakeAt(runAgeLimitAt, Date.now());
       await condition(() => pending.length > 0 || pauseChanged || timers.hasFired);
       if (timers.takeFired()) {
         due = true;
