@@ -230,6 +230,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       metrics.signalEventsSentTotal.inc({ controller }, folded);
     },
     onEventsHeld: (controller, events) => metrics.signalEventsHeldTotal.inc({ controller }, events),
+    onHoldExpired: (controller) => metrics.signalHoldsExpiredTotal.inc({ controller }),
     maxSignalHoldMs: opts.maxSignalHoldMs,
   }), metrics);
   const allActivityNames = new Set([...Object.keys(legacyActivities), ...Object.keys(informerActivities)]);

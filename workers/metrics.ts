@@ -23,6 +23,8 @@ export interface Metrics {
   readonly signalEventsSentTotal: Counter<'controller'>;
   /** Watch events a controller's signal gate held, each counted once. */
   readonly signalEventsHeldTotal: Counter<'controller'>;
+  /** Objects whose held events went out when their hold ran out and the gate, asked again, said the workflow would act. */
+  readonly signalHoldsExpiredTotal: Counter<'controller'>;
   readonly signalsReceivedTotal: Counter<'controller'>;
   /** Signals that found a reconcile already pending and were folded into it. */
   readonly signalsCoalescedTotal: Counter<'controller'>;
@@ -115,7 +117,13 @@ export function createMetrics(): Metrics {
     }),
     signalEventsHeldTotal: new Counter({
       name: 'kcm_signal_events_held_total',
-      help: "Watch events a controller's signal gate held because its workflow, reconciling on the informer cache, would write nothing; they go out merged with the object's next event that needs work, or after --max-signal-hold. Each event is counted once.",
+      help: "Watch events a controller's signal gate held because its workflow, reconciling on the informer cache, would write nothing; they go out merged with the object's next event that needs work, or when the gate, asked again each --max-signal-hold, says the workflow would now act. Each event is counted once.",
+      labelNames: ['controller'] as const,
+      registers,
+    }),
+    signalHoldsExpiredTotal: new Counter({
+      name: 'kcm_signal_holds_expired_total',
+      help: "Objects whose held watch events went out when --max-signal-hold ran out and the gate, asked again, said the workflow would now act (what time alone changed, such as a wait for availability).",
       labelNames: ['controller'] as const,
       registers,
     }),

@@ -58,8 +58,10 @@ interface Pending {
   force: boolean;
   /** of `events`, how many a gate has held already (each is counted once in `held`) */
   counted: number;
-  /** when a gate first held it (it stays held until a new event joins it or the hold runs out) */
+  /** when a gate last held it (it stays held until a new event joins it or the hold runs out) */
   heldSince?: number;
+  /** its hold ran out: the gate is asked again, by time alone */
+  expired?: boolean;
 }
 
 
@@ -82,7 +84,7 @@ export const HOT_KEY_INTERVAL_MS = 500;
  */
 export const URGENT_INTERVAL_MS = 50;
 
-/** --max-signal-hold's default: how long a gate may hold an object's events before they go out anyway. */
+/** --max-signal-hold's default: how long a gate holds an object's events before it is asked about them again. */
 export const DEFAULT_MAX_HOLD_MS = 5 * 60_000;
 
 /** Held events are looked at for a hold that ran out at most this often, not at every flush. */
@@ -92,6 +94,8 @@ export interface SignallerOptions {
   onSent?: (controller: string, folded: number) => void;
   /** events a gate held, by controller (each event counted once however long it stays held) */
   onHeld?: (controller: string, events: number) => void;
+  /** an object's held events go out because its hold ran out and the gate, asked again, said the workflow would act */
+  onHoldExpired?: (controller: string) => void;
   /** put before every object workflow's ID (a --shadow replica's SHADOW_WORKFLOW_ID_PREFIX) */
   idPrefix?: string;
   /** --max-signal-hold */
@@ -123,6 +127,8 @@ export class Signaller {
   errors = 0;
   /** events gates held, in all (each once) */
   heldEvents = 0;
+  /** holds that ran out and then went out (the gate, asked again, said the workflow would act) */
+  holdsExpired = 0;
   private readonly idPrefix: string;
   private readonly maxHoldMs: number;
 
@@ -267,11 +273,14 @@ export class Signaller {
     for (const [id, at] of this.lastSent) if (now - at >= HOT_KEY_INTERVAL_MS) this.lastSent.delete(id);
     if (this.held.size && now - this.lastHeldScan >= HELD_SCAN_MS) {
       this.lastHeldScan = now;
-      // a hold that ran out goes out as it is: the workflow's view catches up within the bound
+      // A hold that ran out is judged again, for what time alone changes (a wait for availability
+      // that no event ends). Held again, it costs nothing: sending it anyway put off a workflow
+      // task rather than saving it (docs/BENCHMARKS.md, "Signal gates"). The workflow's view
+      // catches up with the next event that needs work, or at its resync, which reads afresh.
       for (const [id, item] of this.held) {
         if (now - item.heldSince! < this.maxHoldMs) continue;
         this.held.delete(id);
-        this.pending.set(id, { ...item, force: true });
+        this.pending.set(id, { ...item, expired: true });
       }
     }
     const due = [...this.pending.entries()].filter(([id, item]) => this.due(id, item, now));
@@ -280,10 +289,14 @@ export class Signaller {
       const gate = item.force ? undefined : this.gates.get(item.target.controller);
       if (gate && !gate.wouldAct(item.target)) {
         this.pending.delete(id);
-        this.held.set(id, { ...item, heldSince: item.heldSince ?? now, counted: item.events });
+        this.held.set(id, { ...item, heldSince: item.expired || item.heldSince === undefined ? now : item.heldSince, expired: false, counted: item.events });
         this.heldEvents += item.events - item.counted;
         this.options.onHeld?.(item.target.controller, item.events - item.counted);
         continue;
+      }
+      if (item.expired) {
+        this.holdsExpired++;
+        this.options.onHoldExpired?.(item.target.controller);
       }
       batch.push([id, item]);
     }

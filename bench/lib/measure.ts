@@ -67,7 +67,7 @@ export class Window {
     const history1 = this.o.temporal ? await historyEvents(this.o.temporal.client, this.o.temporal.taskQueue) : undefined;
     let counters: OurCounters | undefined;
     if (this.o.temporal) {
-      counters = { ourApiCalls: 0, ourApiReads: 0, signalsSent: 0, eventsHeld: 0, reconciles: 0 };
+      counters = { ourApiCalls: 0, ourApiReads: 0, signalsSent: 0, eventsHeld: 0, holdsExpired: 0, reconciles: 0 };
       for (const [port, end] of await Window.counters(this.o.managers())) {
         const start = this.counters0.get(port);
         for (const k of Object.keys(counters) as Array<keyof OurCounters>) counters[k] += end[k] - (start?.[k] ?? 0);

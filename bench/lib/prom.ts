@@ -18,6 +18,8 @@ export const OUR_COUNTERS = {
   signalsSent: ['kcm_signals_sent_total'],
   /** watch events a signal gate held (they go out merged with a later signal, or after --max-signal-hold) */
   eventsHeld: ['kcm_signal_events_held_total'],
+  /** objects whose held events went out when their hold ran out and the gate, asked again, said act */
+  holdsExpired: ['kcm_signal_holds_expired_total'],
   reconciles: ['kcm_reconciles_total'],
 } as const;
 

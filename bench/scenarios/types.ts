@@ -68,6 +68,7 @@ export const RESOURCE_METRICS: MetricDef[] = [
   { key: 'historyEvents', label: 'Temporal history events', unit: 'count', only: 'ours' },
   { key: 'signalsSent', label: 'signals sent to workflows', unit: 'count', only: 'ours' },
   { key: 'eventsHeld', label: 'watch events held by a signal gate', unit: 'count', only: 'ours' },
+  { key: 'holdsExpired', label: 'objects whose held events went out when their hold ran out (the gate asked again)', unit: 'count', only: 'ours' },
   { key: 'reconciles', label: 'reconciles', unit: 'count', only: 'ours' },
   { key: 'ourApiCalls', label: 'API calls by temporal-kcm (its own counter)', unit: 'count', only: 'ours' },
   { key: 'ourApiReads', label: '... of which reads (GET, LIST, WATCH)', unit: 'count', only: 'ours' },

@@ -122,14 +122,25 @@ describe('signal gates', () => {
     expect(s.sentThrough()).toBe(s.queued);
   });
 
-  test('a hold runs out after --max-signal-hold and the event goes out as it is', async () => {
-    const { s, sent } = gated(200);
+  test('a hold that runs out is judged again: held again while the workflow would still do nothing, sent once it would act', async () => {
+    const { s, sent, acts, heldBy } = gated(200);
     s.queue(target('a'), { echo: 1 }, union);
     await s.flush();
     expect(sent).toEqual([]);
     await new Promise((r) => setTimeout(r, 1_100)); // past the hold and the held scan's period
     await s.flush();
+    // time alone changed nothing the workflow would act on: it stays held, counted once
+    expect(sent).toEqual([]);
+    expect(s.heldKeys).toBe(1);
+    expect(heldBy).toEqual({ replicaset: 1 });
+    expect(s.holdsExpired).toBe(0);
+    // by the next time it runs out, something no event brought makes the workflow act (a wait for availability)
+    acts.add('a');
+    await new Promise((r) => setTimeout(r, 1_100));
+    await s.flush();
     expect(sent).toEqual([{ id: 'replicaset/ns/a', event: { echo: 1 } }]);
+    expect(s.heldKeys).toBe(0);
+    expect(s.holdsExpired).toBe(1);
   });
 
   test('a holder that took over the watch sends each gated object its full state once, with its first signal', async () => {

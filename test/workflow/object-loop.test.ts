@@ -266,6 +266,23 @@ describe('runObjectLoop on the Temporal dev server', () => {
     await finish(h, name);
   });
 
+  test('a resync wake is told to the loop (onResync), a requeue or a backoff wake is not', async () => {
+    const name = 'resyncs';
+    world.set(name, { uid: 'u-resyncs', requeueMs: 300 });
+    const h = await start(name, { uid: 'u-resyncs', tuning: { resyncMs: 1000, backoffBaseMs: 300, backoffMaxMs: 300 } });
+    // requeue wakes only: no resync
+    await eventually('three requeued reconciles', () => callsOf(name).length >= 3, 10_000);
+    expect((await state(h)).view?.resyncs).toBe(0);
+    // a failure's backoff is no resync either
+    world.set(name, { uid: 'u-resyncs', fail: 'no' });
+    await eventually('two failed reconciles', async () => (await state(h)).consecutiveFailures >= 2, 10_000);
+    expect((await state(h)).view?.resyncs).toBe(0);
+    // converged: the next wake is the resync's
+    world.set(name, { uid: 'u-resyncs' });
+    await eventually('a resync told to the loop', async () => ((await state(h)).view?.resyncs as number) >= 1, 15_000);
+    await finish(h, name);
+  });
+
   test('a run past maxRunAgeMs wakes at its age, though its resync is far off, and continues as new with its state', async () => {
     const name = 'old';
     const maxRunAgeMs = 2000;

@@ -146,6 +146,11 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       if (e.deletedUid !== undefined && isPatched('deployment-deletion-reads-api')) snapshot = undefined;
       if (e.snapshot) snapshot = newerSnapshot(snapshot, e.snapshot);
     },
+    // the resync reads the API again rather than planning from the last snapshot: what the signal
+    // gate held is in that read. Runs before it planned from the snapshot; asked at a resync only.
+    onResync() {
+      if (isPatched('resync-rereads')) snapshot = undefined;
+    },
     reconcile,
     continueAsNewArgs: () => [{ ...input, uid: id.uid } satisfies DeploymentWorkflowInput],
   });

@@ -229,6 +229,11 @@ export async function replicaOwnerWorkflow(input: ReplicaOwnerWorkflowInput): Pr
       needObserve = true;
       deletedByUs.clear();
     },
+    // the resync reads the owner and its pods again: what the signal gate held is in that read.
+    // Runs before it planned the resync from their view; the patch is asked at a resync only.
+    onResync() {
+      if (isPatched('resync-rereads')) needObserve = true;
+    },
     apply(e) {
       if (e.relist) needObserve = true;
       if (e.ownerDeletedUid && e.ownerDeletedUid === ownerUid()) ownerGone = true;

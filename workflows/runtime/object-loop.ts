@@ -141,6 +141,13 @@ export interface ObjectLoop<Signal> {
    */
   onWake?(dueAt: number): void;
   /**
+   * The resync's timer fired (the loop reconciles next): a loop whose view is built from events
+   * can forget it here, so that the resync reads the world afresh as upstream's informer resync
+   * hands its handlers the cache's objects. A signal gate may hold events that changed nothing the
+   * workflow would act on; the resync is where its view catches up with them.
+   */
+  onResync?(): void;
+  /**
    * A new run's first reconcile reads its object and everything it decides on from the API again,
    * and carries only what continueAsNewArgs returns. Such a loop continues as new in a task of its
    * own (see runObjectLoop), with signals that came meanwhile folded in first rather than waited
@@ -385,6 +392,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         due = true;
         resyncWake = waitIsResync;
         loop.onWake?.(timers.firedDueAt);
+        if (resyncWake) loop.onResync?.();
       }
       nextWakeAt = timers.nextAt;
       continue;

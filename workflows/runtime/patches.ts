@@ -37,6 +37,7 @@ export const PATCHES = {
   'node-health-in-parallel': { added: '0.1.0' },
   'pod-seq-follows-names': { added: '0.1.0' },
   'publish-uid': { added: '0.1.0' },
+  'resync-rereads': { added: '0.1.0' },
   'pv-binder-drains-before-finish': { added: '0.1.0' },
   'pv-expander-lingers': { added: '0.1.0' },
   'run-age-bound': { added: '0.1.0' },

@@ -64,6 +64,8 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
   /** when the last requeue asked to be woken, and each wake's due time told to onWake less that */
   let askedWakeAt: number | undefined;
   const wakes: string[] = [];
+  /** how many of this run's wakes the loop called a resync */
+  let resyncs = 0;
 
   await runObjectLoop<ProbeEvent>({
     controller: PROBE_CONTROLLER,
@@ -89,7 +91,10 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
     onWake: (dueAt) => {
       wakes.push(askedWakeAt === undefined ? 'unasked' : String(dueAt - askedWakeAt));
     },
+    onResync: () => {
+      resyncs++;
+    },
     continueAsNewArgs: () => [{ ...input, uid: id.uid, applied, generation: generation + 1 } satisfies ProbeInput],
-    describe: () => ({ uid: id.uid, applied, generation, wakes }),
+    describe: () => ({ uid: id.uid, applied, generation, wakes, resyncs }),
   });
 }
