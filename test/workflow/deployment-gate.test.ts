@@ -129,3 +129,24 @@ test(`on ${CASES} random snapshots, every one the gate holds is one the workflow
   expect(held).toBeGreaterThanOrEqual(CASES / 4);
   expect(CASES - held).toBeGreaterThanOrEqual(CASES / 4);
 }, 240_000);
+
+test('a resync reads the API afresh rather than planning from the last snapshot, so what a gate held reaches the workflow there', async () => {
+  let c: ReturnType<typeof randomCase> | undefined;
+  for (let n = CASES; n < CASES + 200 && !c; n++) {
+    const k = randomCase(n);
+    if (!deploymentWouldAct(k.snapshot, Date.now())) c = k;
+  }
+  expect(c).toBeDefined();
+  const d = c!.snapshot.deployment!;
+  const args: DeploymentWorkflowInput = { namespace: d.namespace, name: d.name, uid: d.uid, tuning: { resyncMs: 1000 } };
+  const handle = await env().client.workflow.signalWithStart(deploymentWorkflow, {
+    workflowId: `deployment/${d.namespace}/${d.name}`, taskQueue, args: [args], signal: OBJECT_EVENT_SIGNAL,
+    signalArgs: [{ changed: true, snapshot: c!.snapshot } satisfies DeploymentEvent],
+  });
+  await settledAfter(handle, 1);
+  // it planned from the snapshot: nothing read, nothing written
+  expect(calls.get(c!.name) ?? []).toEqual([]);
+  // the resync reads the API (whose answer here is that the Deployment is gone, which ends the run)
+  await handle.result();
+  expect(calls.get(c!.name)).toEqual(['observeDeployment']);
+}, 60_000);

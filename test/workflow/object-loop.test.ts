@@ -62,6 +62,11 @@ async function historyOf(workflowId: string, runId: string): Promise<HistoryEven
 
 const ofType = (events: HistoryEvent[], t: temporal.api.enums.v1.EventType) => events.filter((e) => e.eventType === t);
 
+/** The patch IDs a history's markers record. */
+const patchesIn = (events: HistoryEvent[]) => ofType(events, EventType.EVENT_TYPE_MARKER_RECORDED)
+  .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+  .map((e) => defaultPayloadConverter.fromPayload<{ id: string }>(e.markerRecordedEventAttributes!.details!['patch-data'].payloads![0]).id);
+
 describe('runObjectLoop on the Temporal dev server', () => {
   test('a failed reconcile backs off, doubling from backoffBaseMs up to backoffMaxMs, and a success ends it', async () => {
     const name = 'backoff';
@@ -244,9 +249,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     expect(wake).toContain(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
     expect(wake).not.toContain(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
     expect(wake).not.toContain(EventType.EVENT_TYPE_TIMER_STARTED);
-    const patches = ofType(first, EventType.EVENT_TYPE_MARKER_RECORDED)
-      .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
-      .map((e) => defaultPayloadConverter.fromPayload<{ id: string }>(e.markerRecordedEventAttributes!.details!['patch-data'].payloads![0]).id);
+    const patches = patchesIn(first);
     expect(patches).toContain('idle-continue-as-new');
 
     // a run that keeps asking for a requeue is never quiet: it grows past the threshold in one run
@@ -309,9 +312,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     const started = first[0].eventTime!;
     const ended = first[first.length - 1].eventTime!;
     expect(tsToMs(ended) - tsToMs(started)).toBeGreaterThanOrEqual(maxRunAgeMs);
-    const patches = ofType(first, EventType.EVENT_TYPE_MARKER_RECORDED)
-      .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
-      .map((e) => defaultPayloadConverter.fromPayload<{ id: string }>(e.markerRecordedEventAttributes!.details!['patch-data'].payloads![0]).id);
+    const patches = patchesIn(first);
     expect(patches).toContain('run-age-bound');
     await finish(h, name);
   });

@@ -179,3 +179,36 @@ test(`on ${CASES} random cache states, every one the gate holds is one the workf
   // every case it lets through is one the workflow acts on: the gate sends no more than it must here
   expect(verdicts.filter((v) => !v.held && !v.calls.length).map((v) => v.n)).toEqual([]);
 }, 240_000);
+
+test('a resync reads the owner and its pods afresh, so what a gate held reaches the workflow there', async () => {
+  const { cache, h } = routeHarness<ReplicaOwnerEvent>(replicaRoutes, input);
+  const gate = replicaOwnerSignalGate({ input, cache, signaller: {} as Signaller, baseTaskQueue: 'test-queue' });
+  // the first of the seeded cases past the property test's that the gate holds: a converged owner
+  const target = (c: Case): Target => {
+    const owner = replicaOwner('ReplicaSet', c.owner);
+    const args: ReplicaOwnerWorkflowInput = { controller: 'replicaset', kind: 'ReplicaSet', namespace: owner.namespace, name: owner.name, uid: owner.uid, tuning: { resyncMs: 1000 } };
+    return { controller: 'replicaset', workflow: replicaOwnerWorkflow, kind: 'ReplicaSet', namespace: owner.namespace, name: owner.name, uid: owner.uid, args };
+  };
+  let c: Case | undefined;
+  for (let n = CASES; n < CASES + 200 && !c; n++) {
+    const k = randomCase(n);
+    h(RESOURCES.pods).relisted(k.pods, '2000');
+    h(RESOURCES.replicaSets).relisted([k.owner], '2000');
+    if (!gate.wouldAct(target(k))) c = k;
+  }
+  expect(c).toBeDefined();
+  const t = target(c!);
+  world.set(t.name, c!);
+  const handle = await env().client.workflow.signalWithStart(replicaOwnerWorkflow, {
+    workflowId: `replicaset/${t.namespace}/${t.name}`, taskQueue, args: [t.args as ReplicaOwnerWorkflowInput], signal: OBJECT_EVENT_SIGNAL, signalArgs: [gate.full(t) as ReplicaOwnerEvent],
+  });
+  await settledAfter(handle, 1);
+  // the snapshot served as its observation: no read, no write
+  expect(calls.get(t.name) ?? []).toEqual([]);
+  // the resync reads again (and, converged, writes nothing)
+  const deadline = Date.now() + 15_000;
+  while (!(calls.get(t.name) ?? []).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  await handle.terminate('resync seen');
+  // one read per resync (another may have come before the terminate), and nothing else
+  expect([...new Set(calls.get(t.name))]).toEqual(['observeReplicaOwner']);
+}, 60_000);
