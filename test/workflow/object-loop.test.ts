@@ -49,6 +49,12 @@ const callsOf = (name: string) => calls.filter((c) => c.name === name);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The probe's state once its run has continued as new (generation 1 or later). */
+const continuedRun = (h: WorkflowHandle, timeoutMs?: number) => eventually('a continued run', async () => {
+  const s = await state(h);
+  return typeof s.view?.generation === 'number' && s.view.generation >= 1 ? s : undefined;
+}, timeoutMs);
+
 /** Ends the probe's current run the way a deleted object does, and waits for the chain of runs to complete. */
 async function finish(h: WorkflowHandle, name: string): Promise<void> {
   world.delete(name);
@@ -207,10 +213,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     await signalEvent(h, 'a');
     await signalEvent(h, 'b');
 
-    const next = await eventually('a continued run', async () => {
-      const s = await state(h);
-      return typeof s.view?.generation === 'number' && s.view.generation >= 1 ? s : undefined;
-    });
+    const next = await continuedRun(h);
     expect(next.runId).not.toBe(h.firstExecutionRunId);
     expect(next.view?.applied).toEqual(['a', 'b']);
     expect(next.view?.uid).toBe('u-long');
@@ -231,10 +234,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     const h = await start(name, { uid: 'u-idle', tuning: { resyncMs: 100, maxHistoryEvents: 10_000, idleHistoryEvents } });
     await eventually('the first reconcile', () => callsOf(name).length >= 1);
     await signalEvent(h, 'a');
-    const next = await eventually('a continued run', async () => {
-      const s = await state(h);
-      return typeof s.view?.generation === 'number' && s.view.generation >= 1 ? s : undefined;
-    });
+    const next = await continuedRun(h);
     expect(next.view?.applied).toEqual(['a']);
 
     const first = await historyOf(h.workflowId, h.firstExecutionRunId);
@@ -293,10 +293,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     const h = await start(name, { uid: 'u-old', tuning: { resyncMs: 3_600_000, maxRunAgeMs } });
     await eventually('the first reconcile', () => callsOf(name).length >= 1);
     await signalEvent(h, 'a');
-    const next = await eventually('a continued run', async () => {
-      const s = await state(h);
-      return typeof s.view?.generation === 'number' && s.view.generation >= 1 ? s : undefined;
-    }, 15_000);
+    const next = await continuedRun(h, 15_000);
     expect(next.view?.applied).toEqual(['a']);
 
     const first = await historyOf(h.workflowId, h.firstExecutionRunId);
@@ -324,10 +321,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     await eventually('the first reconcile', () => callsOf(name).length >= 1);
     await signalEvent(h, 'a');
     await signalEvent(h, 'b');
-    const next = await eventually('a continued run', async () => {
-      const s = await state(h);
-      return typeof s.view?.generation === 'number' && s.view.generation >= 1 ? s : undefined;
-    });
+    const next = await continuedRun(h);
     expect(next.view?.applied).toEqual(['a', 'b']);
 
     // the closing task is the 1 ms timer's, after the reconcile's task: it runs no activity, so a
