@@ -286,6 +286,26 @@ describe('runObjectLoop on the Temporal dev server', () => {
     await finish(h, name);
   });
 
+  test('a requeue timer that fires after a later reconcile asked only for the resync reconciles, and is no resync', async () => {
+    const name = 'early-timer';
+    world.set(name, { uid: 'u-early', requeueMs: 1500 });
+    // a quiet resync past one event would continue as new: the early wake must not look like one
+    const h = await start(name, { uid: 'u-early', tuning: { resyncMs: 3_600_000, idleHistoryEvents: 1 } });
+    await eventually('the first reconcile, which asks for a requeue', () => callsOf(name).length >= 1);
+    // converged before the requeue is due: the signal's reconcile asks for nothing but the resync
+    world.set(name, { uid: 'u-early' });
+    await signalEvent(h, 'converged');
+    await eventually('the signal reconciled', () => callsOf(name).length >= 2);
+    // the requeue's timer is kept, so it still fires and reconciles ...
+    await eventually('the requeue timer reconciled', () => callsOf(name).length >= 3, 10_000);
+    const s = await state(h);
+    // ... but it was not the resync: no re-read told to the loop, no idle continue-as-new
+    expect(s.view?.resyncs).toBe(0);
+    expect(s.view?.generation).toBe(0);
+    expect(patchesIn(await historyOf(h.workflowId, h.firstExecutionRunId))).toContain('early-timer-no-resync');
+    await finish(h, name);
+  });
+
   test('a run past maxRunAgeMs wakes at its age, though its resync is far off, and continues as new with its state', async () => {
     const name = 'old';
     const maxRunAgeMs = 2000;

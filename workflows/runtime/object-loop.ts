@@ -382,15 +382,22 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     // A wake due now still waits on a (1 ms) timer, as `condition(fn, 0)` did: a reconcile that
     // keeps asking for another at once without calling an activity must not spin in one task.
     if (isPatched('kept-wake-timers')) {
-      if (nextWakeAt !== undefined) timers.wakeAt(nextWakeAt, Date.now());
+      if (nextWakeAt !== undefined) timers.wakeAt(nextWakeAt, Date.now(), waitIsResync);
       // a run that would sleep past its age wakes at it (its turn then reconciles and continues as
       // new); asked only when the next wake is past the age, so only such runs record the patch
       const wakeForAge = (nextWakeAt === undefined || nextWakeAt > runAgeLimitAt) && runAgeLimitAt > Date.now() && isPatched('run-age-bound');
       if (wakeForAge) timers.wakeAt(runAgeLimitAt, Date.now());
       await condition(() => pending.length > 0 || pauseChanged || timers.hasFired);
-      if (timers.takeFired()) {
+      const fired = timers.takeFired();
+      if (fired) {
         due = true;
-        resyncWake = waitIsResync;
+        // A kept timer asked for as a requeue (or the run's age) before the last reconcile, which
+        // asked only for the resync, can fire first: that wake still reconciles, but it is not the
+        // resync, so it must neither re-read the world nor end a busy run as idle (a churned
+        // ReplicaSet continued as new every few seconds). Older histories took it for the
+        // resync; the patch is asked only when such a timer fires.
+        const early = waitIsResync && !fired.resync;
+        resyncWake = waitIsResync && !(early && isPatched('early-timer-no-resync'));
         loop.onWake?.(timers.firedDueAt);
         if (resyncWake) loop.onResync?.();
       }

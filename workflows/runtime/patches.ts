@@ -27,6 +27,7 @@ export const PATCHES = {
   'controller-task-queue': { added: '0.1.0' },
   'deployment-deletion-reads-api': { added: '0.1.0' },
   'deployment-from-cache': { added: '0.1.0' },
+  'early-timer-no-resync': { added: '0.1.0' },
   'eviction-burst-per-wake': { added: '0.1.0' },
   'forbidden-reported': { added: '0.1.0' },
   'gc-actions-in-one-activity': { added: '0.1.0' },

@@ -16,27 +16,40 @@ export function needsTimer(pendingAt: readonly number[], wantAt: number): boolea
   return !pendingAt.some((at) => at <= wantAt);
 }
 
+/** What the timers that fired since the last take were. */
+export interface FiredTimers {
+  /** one of them was asked for as a resync (not a requeue, a backoff or the run's age) */
+  resync: boolean;
+}
+
 export class WakeTimers {
   private readonly pendingAt: number[] = [];
   private fired = false;
+  private firedResync = false;
   private firedDue = 0;
 
-  /** Asks to be woken at `at` (ms, workflow time); starts a timer only if none pending fires by then. */
-  wakeAt(at: number, now: number): void {
+  /**
+   * Asks to be woken at `at` (ms, workflow time); starts a timer only if none pending fires by then.
+   * `resync`: the wake is the resync's, so that its firing can be told from an earlier requeue's.
+   */
+  wakeAt(at: number, now: number, resync = false): void {
     if (!needsTimer(this.pendingAt, at)) return;
     this.pendingAt.push(at);
     void sleep(Math.max(1, at - now)).then(() => {
       this.pendingAt.splice(this.pendingAt.indexOf(at), 1);
       this.fired = true;
+      if (resync) this.firedResync = true;
       this.firedDue = Math.max(this.firedDue, at);
     }, () => undefined); // only a cancelled workflow cancels it, and then nothing waits for it
   }
 
-  /** True once after any timer fired (the loop reconciles then). */
-  takeFired(): boolean {
-    const f = this.fired;
+  /** Once after any timer fired (the loop reconciles then): what fired; undefined if none did. */
+  takeFired(): FiredTimers | undefined {
+    if (!this.fired) return undefined;
+    const out = { resync: this.firedResync };
     this.fired = false;
-    return f;
+    this.firedResync = false;
+    return out;
   }
 
   /** Whether a timer fired and was not taken yet, for the loop's wait condition. */
