@@ -306,7 +306,7 @@ export function addRunOptions(cmd: Command): Command {
   add('--max-run-age <duration>', "longest an object's workflow run lives: past it the run continues as new at its first turn with nothing pending, so that a new build takes over no run older than this (the patch policy in docs/ARCHITECTURE.md counts on it)" + ours, { def: RUN_DEFAULTS.maxRunAge });
   add(
     '--max-cached-workflows <int>',
-    "the most object workflows each controller keeps in memory between their reconciles; a run not kept is rebuilt by replaying its history at its next reconcile. 0 keeps none; unset, the Temporal SDK's default, from the heap limit (about 2,300 per controller with Node's default heap)" + ours,
+    "the most object workflows each controller keeps in memory between their reconciles; a run not kept is rebuilt by replaying its history at its next reconcile. 0 keeps none; unset, 100 for a controller whose runs wake on watch events, and the Temporal SDK's default (from the heap limit, about 2,300 with Node's default heap) for one whose every run wakes on a period (horizontal-pod-autoscaler, persistentvolume-binder, resourcequota, cronjob)" + ours,
   );
   add('--informer-heartbeat-timeout <duration>', 'a watch activity silent this long is presumed dead and restarted' + testTuning, {
     def: RUN_DEFAULTS.informerHeartbeatTimeout,

@@ -128,6 +128,12 @@ export interface ControllerDescriptor {
    * It must only err toward sending; a property test holds it to the workflow's reconcile.
    */
   signalGate?: SignalGateFactory;
+  /**
+   * Every one of its runs wakes on a period of its own (a sync period, a schedule), not only on
+   * watch events: its worker keeps all its runs cached unless --max-cached-workflows says
+   * otherwise, since an evicted run would be replayed at every period (workers/workflow-cache.ts).
+   */
+  periodicRuns?: boolean;
   /** upstream's requiredFeatureGates: with any of them off (--feature-gates) it is disabled by its gate, as upstream skips it */
   requiredFeatureGates?: readonly GateName[];
   /** why it cannot run as configured; it is then left out, as upstream skips it at start */

@@ -31,6 +31,7 @@ import { gatesOff } from './feature-gates';
 import { descriptorOf, implementedOf } from './registry';
 import { Metrics, resourceOfPath } from './metrics';
 import { ensureSearchAttributes } from './search-attributes';
+import { cachedRunsFor } from './workflow-cache';
 import { createSharedThreadWorker, sharingSupported } from './shared-workflow-threads';
 import { DATA_CONVERTER } from './payload-codec';
 
@@ -243,11 +244,14 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     dataConverter: DATA_CONVERTER,
     // a dead replica's sticky workflow tasks move to the shared queue quickly
     stickyQueueScheduleToStartTimeout: '2s',
-    ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
   } as const;
-  // a workflow task occupies a cache slot while it runs, so a cache smaller than the task slots
-  // would leave slots idle (the SDK lowers them itself, with a warning per worker)
-  const workflowTaskSlots = (n: number) => (opts.maxCachedWorkflows ? Math.min(n, opts.maxCachedWorkflows) : n);
+  /** a worker's cache size and workflow task slots, from its cache size (undefined: the SDK's default) */
+  const cacheOptions = (cached: number | undefined, slots: number) => ({
+    ...(cached !== undefined ? { maxCachedWorkflows: cached } : {}),
+    // a workflow task occupies a cache slot while it runs, so a cache smaller than the task slots
+    // would leave slots idle (the SDK lowers them itself, with a warning per worker)
+    maxConcurrentWorkflowTaskExecutions: cached ? Math.min(slots, cached) : slots,
+  });
 
   // One worker per controller, on its own queue: --concurrent-X-syncs bounds that controller alone,
   // as upstream's workers per controller do, and a storm in one cannot queue another's reconciles.
@@ -262,7 +266,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       maxConcurrentActivityTaskExecutions: Math.max(1, syncs),
       // a local activity runs under its workflow task: these bound that controller's API work as the activities' slots do
       maxConcurrentLocalActivityExecutions: Math.max(1, syncs),
-      maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(Math.max(2, syncs)),
+      ...cacheOptions(cachedRunsFor(d, opts.maxCachedWorkflows), Math.max(2, syncs)),
     }, allActivityNames, opts.workflowStackTraces);
     metrics.workflowCaches.set(d.short, cachedRunsOf(w));
     return w;
@@ -273,7 +277,8 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     taskQueue: opts.taskQueue,
     activities: legacyActivities,
     maxConcurrentActivityTaskExecutions: 4,
-    maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(2),
+    // the informer workflows and runs still moving off it: few, and woken rarely
+    ...cacheOptions(cachedRunsFor({}, opts.maxCachedWorkflows), 2),
   }, allActivityNames, opts.workflowStackTraces));
   metrics.workflowCaches.set('base', cachedRunsOf(workers[workers.length - 1]));
   // The watch itself runs only on replicas of this exact set of controllers.

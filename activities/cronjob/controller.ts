@@ -9,6 +9,8 @@ export const cronJobController: ControllerDescriptor = {
   short: 'cronjob',
   serviceAccount: 'cronjob-controller',
   concurrency: intFlag('concurrent-cron-job-syncs', 5, 'how many cron jobs may reconcile at the same time'),
+  // each CronJob's run wakes at its schedule's times
+  periodicRuns: true,
   workflows: [cronJobWorkflow],
   activities: (ctx) => createCronJobActivities(ctx),
   routes: cronJobRoutes,

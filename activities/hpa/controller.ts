@@ -9,6 +9,8 @@ export const hpaController: ControllerDescriptor = {
   short: 'hpa',
   serviceAccount: 'horizontal-pod-autoscaler',
   concurrency: CONCURRENT_HPA_SYNCS,
+  // each HPA's run wakes every --horizontal-pod-autoscaler-sync-period
+  periodicRuns: true,
   flags: HPA_FLAGS,
   workflows: [hpaWorkflow],
   activities: (ctx) => createHpaActivities({ rest: ctx.rest, reader: ctx.reader, logger: ctx.logger, recordEvent: ctx.recordEvent, flags: ctx.flags }),

@@ -10,6 +10,8 @@ export const pvBinderController: ControllerDescriptor = {
   serviceAccount: 'persistent-volume-binder',
   // upstream runs one claim worker and one volume worker, and has no flag for them
   concurrency: 2,
+  // each volume's and claim's run wakes every --pvclaimbinder-sync-period
+  periodicRuns: true,
   flags: [PV_CLAIM_BINDER_SYNC_PERIOD, ...RECYCLER_FLAGS, ENABLE_HOSTPATH_PROVISIONER, ENABLE_DYNAMIC_PROVISIONING, FLEX_VOLUME_PLUGIN_DIR],
   workflows: [pvClaimWorkflow, pvVolumeWorkflow],
   activities: (ctx) => createPvBinderActivities(ctx),

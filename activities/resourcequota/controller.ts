@@ -9,6 +9,8 @@ export const resourceQuotaController: ControllerDescriptor = {
   short: 'resourcequota',
   serviceAccount: 'resourcequota-controller',
   concurrency: intFlag('concurrent-resource-quota-syncs', 5, 'how many resource quotas may be recounted at the same time'),
+  // each quota's run recounts every --resource-quota-sync-period
+  periodicRuns: true,
   flags: [RESOURCE_QUOTA_SYNC_PERIOD],
   workflows: [resourceQuotaWorkflow],
   activities: (ctx) => createResourceQuotaActivities(ctx),

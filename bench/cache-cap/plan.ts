@@ -1,8 +1,9 @@
 import type { Mode } from '../scenarios/types';
 
 /**
- * The workflow-cache trade (`--cache-cap`): one fleet size, upstream once, ours once with the
- * SDK's default cache and once per cap in `caps` (`run --max-cached-workflows`, per controller).
+ * The workflow-cache trade (`--cache-cap`): one fleet size, upstream once, ours once with every
+ * run cached and once per cap in `caps` (`run --max-cached-workflows`, per controller).
+ * The uncapped run passes a cache above the fleet (`uncapped`).
  * A size is a number of one-replica Deployments, so each controller holds `size` runs: caps below
  * it force evictions, and a reconcile of an evicted run replays its history first.
  */
@@ -30,4 +31,9 @@ export function capPlan(mode: Mode, size?: number, caps?: number[]): CapPlan {
     smoke: { size: 10, caps: [4], deletes: 3, settleS: 2, idleS: 5, quietMs: 3_000, replayEvents: 200, replayChurnS: 30 },
   } satisfies Record<Mode, CapPlan>)[mode];
   return { ...base, ...(size ? { size } : {}), ...(caps ? { caps } : {}) };
+}
+
+/** The cache the uncapped run passes: more than a controller's runs at this size, so none is evicted. */
+export function uncapped(size: number): number {
+  return 2 * size + 100;
 }

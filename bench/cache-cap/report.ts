@@ -1,7 +1,8 @@
 import type { BenchResults } from '../lib/report';
 import type { RunRecord } from '../lib/runner';
 import { median } from '../lib/stats';
-import type { CapPlan } from './plan';
+import { EVENT_DRIVEN_CACHED_RUNS } from '../../workers/workflow-cache';
+import { uncapped, type CapPlan } from './plan';
 
 /** A run of the cache-cap bench: the cap ours ran with (absent: the SDK's default, or upstream). */
 export type CapRecord = RunRecord & { cap?: number };
@@ -22,15 +23,15 @@ const withRatio = (v: number, base: number, text: string) => (Number.isFinite(v)
 /** The generated "The workflow cache cap" section of docs/BENCHMARKS.md. */
 export function renderCacheCap(r: CapResults, plan: CapPlan, rawPath: string): string {
   const cols: Column[] = [{ subject: 'upstream' }, { subject: 'ours' }, ...plan.caps.map((cap) => ({ subject: 'ours' as const, cap }))];
-  const label = (c: Column) => (c.subject === 'upstream' ? 'upstream' : c.cap === undefined ? 'ours, SDK default cache' : `ours, cap ${c.cap}`);
+  const label = (c: Column) => (c.subject === 'upstream' ? 'upstream' : c.cap === undefined ? 'ours, every run cached' : `ours, cap ${c.cap}${c.cap === EVENT_DRIVEN_CACHED_RUNS ? ' (the default)' : ''}`);
   const up = (key: string) => figure(r, { subject: 'upstream' }, key);
   const reps = Math.max(1, r.records.filter((x) => x.slug === 'cache-cap' && x.subject === 'upstream' && x.sample).length);
   const cmd = r.mode === 'full' ? '`npm run bench -- --cache-cap`' : `\`npm run bench -- --cache-cap --${r.mode}\``;
   const out: string[] = [];
   out.push(`## The workflow cache cap (${cmd}, ${r.startedAt.slice(0, 16).replace('T', ' ')} UTC)`, '');
   out.push(`${plan.size} one-replica Deployments (${plan.size} Deployment and ${plan.size} ReplicaSet runs, so ${plan.size} per controller), ` +
-    'controllers deployment and replicaset, lifted rate limit, one replica; upstream once, ours with the Temporal SDK\'s default cache ' +
-    `(about 2,300 runs per controller here: nothing is evicted) and with \`--max-cached-workflows\` ${plan.caps.join(' and ')} ` +
+    'controllers deployment and replicaset, lifted rate limit, one replica; upstream once, ours with every run cached ' +
+    `(\`--max-cached-workflows ${uncapped(plan.size)}\`, as the Temporal SDK's default of about 2,300 per controller did before ours became ${EVENT_DRIVEN_CACHED_RUNS}) and with \`--max-cached-workflows\` ${plan.caps.join(' and ')} ` +
     `(per controller), in that order; ${reps} repetition${reps === 1 ? '' : 's'} (medians when more). For each: the fleet is created and settles ${plan.settleS} s; ` +
     `an idle window of ${plan.idleS} s; pods of ${plan.deletes} Deployments spread over the fleet deleted one at a time, each timed from the DELETE ` +
     'to the watch showing its replacement (with a cap below the fleet, most of these wake a run that is not cached, so it is replayed first); ' +

@@ -5,7 +5,7 @@ import { runOnce } from '../lib/runner';
 import type { BenchStack } from '../lib/stack';
 import { connectTemporal } from '../lib/temporal';
 import type { Log } from '../lib/util';
-import { capPlan } from './plan';
+import { capPlan, uncapped } from './plan';
 import { CapRecord, CapResults, renderCacheCap } from './report';
 import { cacheCapFleet, replayCost } from './scenarios';
 
@@ -22,9 +22,11 @@ export async function runCacheCap(args: BenchArgs, stack: BenchStack, log: Log):
       for (const cap of [undefined, ...plan.caps]) {
         const subjects = cap === undefined ? (['upstream', 'ours'] as const) : (['ours'] as const);
         for (const subject of subjects) {
-          log(`cache cap: ${plan.size} Deployments, ${subject}${cap !== undefined ? `, --max-cached-workflows ${cap}` : ''}, repetition ${rep + 1}`);
+          log(`cache cap: ${plan.size} Deployments, ${subject}${subject === 'ours' ? `, --max-cached-workflows ${cap ?? uncapped(plan.size)}` : ''}, repetition ${rep + 1}`);
+          // no cap: a cache above the fleet, so that every run stays cached (the SDK's own default,
+          // about 2,300 here, was ours before a controller's default became 100)
           const record = await runOnce(stack, temporal.client, cacheCapFleet, subject, SETTINGS.lifted, args.mode, rep, log, {
-            size: plan.size, ...(cap !== undefined ? { oursFlags: ['--max-cached-workflows', String(cap)] } : {}),
+            size: plan.size, oursFlags: ['--max-cached-workflows', String(cap ?? uncapped(plan.size))],
           });
           records.push({ ...record, ...(cap !== undefined ? { cap } : {}) });
         }
