@@ -109,12 +109,22 @@ async function killWatchHolder(ctx: ScenarioContext, running: ManagedProcess[], 
   }
 }
 
+/** One catch-up of the curve: how many replicas start, and whether every Deployment changed or a tenth of them. */
+interface Round {
+  replicas: number;
+  changed: 'all' | 'tenth';
+}
+
+/** Keys of the tenth-changed round's figures: `p10.convergedMs`, ... */
+export const TENTH_PREFIX = 'p10';
+
 /**
  * One size of the curve, one manager: a fleet of one-replica Deployments is created and settles;
- * an idle window; then the manager is stopped, the fleet perturbed, and a fresh start catches up.
- * Ours then catches up again after each further perturbation with 2, 3, ... replicas on the same
- * task queue (the curve's largest size only), and ends with a failover of the replica running the
- * watch.
+ * an idle window; then the manager is stopped, the fleet perturbed, and a fresh start catches up;
+ * then the same with a tenth of the Deployments perturbed (what a restart costs when little
+ * changed: upstream resyncs every object, ours need not). Ours then catches up again after each
+ * further perturbation of all of them with 2, 3, ... replicas on the same task queue (the curve's
+ * largest size only), and ends with a failover of the replica running the watch.
  */
 export const fleetCurve: Scenario = {
   id: 101,
@@ -145,11 +155,15 @@ export const fleetCurve: Scenario = {
     });
     await first.kill('SIGTERM');
 
-    const rounds = ctx.subject === 'ours' ? [1, ...(ctx.replicaRounds ?? [])] : [1];
+    const rounds: Round[] = [
+      { replicas: 1, changed: 'all' },
+      { replicas: 1, changed: 'tenth' },
+      ...(ctx.subject === 'ours' ? (ctx.replicaRounds ?? []).map((replicas): Round => ({ replicas, changed: 'all' })) : []),
+    ];
     let previous: ManagedProcess[] = [];
-    for (const [i, replicas] of rounds.entries()) {
+    for (const [i, { replicas, changed }] of rounds.entries()) {
       await Promise.all(previous.map((p) => p.kill('SIGTERM')));
-      await perturbFleet(rest, ctx.ns, size, i);
+      await perturbFleet(rest, ctx.ns, size, i, changed === 'all' ? size : Math.ceil(size / 10));
       const running: ManagedProcess[] = [];
       const window = await ctx.openWindow(() => running);
       const windowAt = Date.now();
@@ -163,7 +177,7 @@ export const fleetCurve: Scenario = {
         running.push(...await Promise.all(Array.from({ length: replicas }, (_, k) => ctx.startManager({ controllers: CONTROLLERS }, 1 + i * 10 + k))));
       }, 600_000 + size * 1000, ctx.subject === 'ours' ? sampleWatchers : undefined);
       const use = await window.close();
-      const key = (what: string) => roundKey(replicas, what);
+      const key = (what: string) => (changed === 'tenth' ? `${TENTH_PREFIX}.${what}` : roundKey(replicas, what));
       Object.assign(out, {
         [key('convergedMs')]: cu.convergedMs,
         [key('lastWriteMs')]: cu.lastWriteMs,
@@ -185,7 +199,7 @@ export const fleetCurve: Scenario = {
         if (attempt0 !== undefined && attempt1 !== undefined) out[key('watchMoves')] = attempt1 - attempt0;
         out[key('mostReplicasWatching')] = mostWatching;
       }
-      ctx.log(`${replicas} replica(s): converged ${cu.convergedMs} ms, last write ${cu.lastWriteMs} ms, CPU ${use.cpuSeconds.toFixed(1)} s`);
+      ctx.log(`${replicas} replica(s), ${changed === 'all' ? 'every' : 'a tenth of the'} Deployment(s) changed: converged ${cu.convergedMs} ms, last write ${cu.lastWriteMs} ms, CPU ${use.cpuSeconds.toFixed(1)} s`);
       if (ctx.subject === 'ours') {
         ctx.log(`API calls by verb and resource: ${(await Promise.all(running.map((p) => apiCallsByVerb(p.port)))).join(' / ')}`);
         ctx.log(`workflows since the start: ${await queueProfile(ctx.temporal, ctx.taskQueue, windowAt)}`);

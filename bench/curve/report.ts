@@ -2,7 +2,7 @@ import type { BenchResults } from '../lib/report';
 import { median } from '../lib/stats';
 import type { Subject } from '../scenarios/types';
 import type { Chart, Series } from './charts';
-import { FAILOVER_KILLS, roundKey } from './fleet';
+import { FAILOVER_KILLS, TENTH_PREFIX, roundKey } from './fleet';
 import { CurvePlan, OBJECTS_PER_DEPLOYMENT } from './plan';
 
 type Source = 'curve-fleet' | 'scale-up';
@@ -96,7 +96,7 @@ export function renderCurve(r: BenchResults, plan: CurvePlan, rawPath: string, c
     `repetition${reps === 1 ? '' : 's'} (medians when more). Controllers: deployment, replicaset. At each size and for each manager: the fleet is created and settles ` +
     `${plan.settleS} s; an idle window of ${plan.idleS} s; the manager is stopped, every Deployment gets a new generation ` +
     'and loses its pod, and a fresh start catches up (timed as in scenario 5, until every Deployment is complete at its ' +
-    `generation and no workload write came for ${plan.quietMs / 1000} s). Ours then repeats the catch-up at the largest size with ` +
+    `generation and no workload write came for ${plan.quietMs / 1000} s), then again with a tenth of the Deployments changed. Ours then repeats the catch-up at the largest size with ` +
     `${plan.replicas.join(' and ')} replicas on one task queue, and ends with a failover. The scale-up is scenario 1 at the same ` +
     `object counts (a ReplicaSet patched from 0 to ${plan.sizes.map(objects).join(', ')} pods). Raw samples: \`${rawPath}\`.`, '');
 
@@ -133,6 +133,21 @@ export function renderCurve(r: BenchResults, plan: CurvePlan, rawPath: string, c
         fmt(per(up(s, r1('apiRequests'))), 'n'), fmt(per(ours(s, r1('apiRequests'))), 'n'), fmt(per(ours(s, r1('ourApiCalls'))), 'n'),
         fmt(per(ours(s, r1('historyEvents'))), 'n'), fmt(per(ours(s, r1('signalsSent'))), 'n'), fmt(per(ours(s, r1('reconciles'))), 'n')];
     })), '');
+
+  const p10 = (k: string) => `${TENTH_PREFIX}.${k}`;
+  out.push('### Restart catch-up, a tenth of the objects changed, one replica', '');
+  out.push('The same restart with a tenth of the Deployments given a new generation and one pod less. Upstream resyncs every object it lists; ' +
+    'ours sends a watch event to every object\'s workflow too, and its signal gates hold those that need no work. CPU with Temporal is ours plus the Temporal server\'s.', '');
+  out.push(...table(['objects', 'every object reconciled: upstream', 'ours', 'ratio', 'last write: upstream', 'ours', 'ratio',
+    'CPU: upstream', 'ours', 'ours + Temporal', 'ratio (with Temporal)', 'ours: signals', 'ours: reconciles', 'ours: history events'],
+  plan.sizes.map((s) => {
+    const cpu = ours(s, p10('cpuSeconds')) + ours(s, p10('temporalCpuSeconds'));
+    return [String(objects(s)),
+      fmt(up(s, p10('convergedMs')) / 1000, 's'), fmt(ours(s, p10('convergedMs')) / 1000, 's'), fmt(ours(s, p10('convergedMs')) / up(s, p10('convergedMs')), 'x'),
+      fmt(up(s, p10('lastWriteMs')) / 1000, 's'), fmt(ours(s, p10('lastWriteMs')) / 1000, 's'), fmt(ours(s, p10('lastWriteMs')) / up(s, p10('lastWriteMs')), 'x'),
+      fmt(up(s, p10('cpuSeconds')), 's'), fmt(ours(s, p10('cpuSeconds')), 's'), fmt(cpu, 's'), fmt(cpu / up(s, p10('cpuSeconds')), 'x'),
+      fmt(ours(s, p10('signalsSent')), 'n'), fmt(ours(s, p10('reconciles')), 'n'), fmt(ours(s, p10('historyEvents')), 'n')];
+  })), '');
 
   out.push('### Scale-up, lifted rate limit', '');
   out.push(...table(['pods', 'all exist: upstream', 'ours', 'ratio', 'all Ready: upstream', 'ours', 'ratio', 'CPU: upstream', 'ours', 'Temporal', 'peak RSS: upstream', 'ours'],
