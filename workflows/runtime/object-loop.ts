@@ -396,8 +396,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         // resync, so it must neither re-read the world nor end a busy run as idle (a churned
         // ReplicaSet continued as new every few seconds). Older histories took it for the
         // resync; the patch is asked only when such a timer fires.
-        const early = waitIsResync && !fired.resync;
-        resyncWake = waitIsResync && !(early && isPatched('early-timer-no-resync'));
+        resyncWake = waitIsResync && (fired.resync || !isPatched('early-timer-no-resync'));
         loop.onWake?.(timers.firedDueAt);
         if (resyncWake) loop.onResync?.();
       }
