@@ -137,7 +137,7 @@ export function renderCurve(r: BenchResults, plan: CurvePlan, rawPath: string, c
   const p10 = (k: string) => `${TENTH_PREFIX}.${k}`;
   out.push('### Restart catch-up, a tenth of the objects changed, one replica', '');
   out.push('The same restart with a tenth of the Deployments given a new generation and one pod less. Upstream resyncs every object it lists; ' +
-    'ours sends a watch event to every object\'s workflow too, and its signal gates hold those that need no work. CPU with Temporal is ours plus the Temporal server\'s.', '');
+    'ours resumes its watch where it stopped and signals the objects that changed (after a relist, its signal gates hold the events that need no work). CPU with Temporal is ours plus the Temporal server\'s.', '');
   out.push(...table(['objects', 'every object reconciled: upstream', 'ours', 'ratio', 'last write: upstream', 'ours', 'ratio',
     'CPU: upstream', 'ours', 'ours + Temporal', 'ratio (with Temporal)', 'ours: signals', 'ours: reconciles', 'ours: history events'],
   plan.sizes.map((s) => {
