@@ -45,6 +45,7 @@ export const RUN_DEFAULTS = {
   resyncBackoffMax: '5m',
   maxHistoryEvents: 1000,
   maxIdleHistoryEvents: 100,
+  settledContinueAsNew: '1m',
   maxSignalHold: '5m',
   maxRunAge: '168h',
   useServiceAccountCredentials: false,
@@ -142,6 +143,8 @@ export interface RunOptions {
   resyncBackoffMaxMs: number;
   maxHistoryEvents: number;
   maxIdleHistoryEvents: number;
+  /** a converged run past maxIdleHistoryEvents continues as new once quiet this long; 0 only at its resync */
+  settledContinueAsNewMs: number;
   /** how long a controller's signal gate may hold an object's events; 0 holds none */
   maxSignalHoldMs: number;
   /** an object workflow's run continues as new at its first turn with nothing pending once this old */
@@ -302,6 +305,7 @@ export function addRunOptions(cmd: Command): Command {
   add('--resync-backoff-max <duration>', 'longest retry delay' + testTuning, { def: RUN_DEFAULTS.resyncBackoffMax });
   add('--max-history-events <int>', 'workflow history length that triggers continue-as-new' + testTuning, { def: RUN_DEFAULTS.maxHistoryEvents });
   add('--max-idle-history-events <int>', "history length past which a converged object's workflow continues as new at its next quiet resync, so that a cold wake replays few events" + testTuning, { def: RUN_DEFAULTS.maxIdleHistoryEvents });
+  add('--settled-continue-as-new <duration>', "how long a converged object's workflow, its history past --max-idle-history-events, stays quiet before it continues as new, so that a cold wake before its next resync replays few events; 0: only at the resync" + testTuning, { def: RUN_DEFAULTS.settledContinueAsNew });
   add('--max-signal-hold <duration>', "longest a controller's signal gate holds watch events its workflow would do nothing about (the echo of its own status write, a pod change no decision reads); they go out with the object's next event that needs work; after this long the gate is asked again. 0 sends every event" + ours, { def: RUN_DEFAULTS.maxSignalHold });
   add('--max-run-age <duration>', "longest an object's workflow run lives: past it the run continues as new at its first turn with nothing pending, so that a new build takes over no run older than this (the patch policy in docs/ARCHITECTURE.md counts on it)" + ours, { def: RUN_DEFAULTS.maxRunAge });
   add(
@@ -720,6 +724,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   // a handful of events is what starting and one reconcile cost; below that a run could never progress
   const maxHistoryEvents = r.int('max-history-events', { def: RUN_DEFAULTS.maxHistoryEvents, min: 10, max: TEMPORAL_HISTORY_EVENT_LIMIT });
   const maxIdleHistoryEvents = r.int('max-idle-history-events', { def: RUN_DEFAULTS.maxIdleHistoryEvents, min: 10, max: TEMPORAL_HISTORY_EVENT_LIMIT });
+  const settledContinueAsNewMs = r.durationMs('settled-continue-as-new', { def: RUN_DEFAULTS.settledContinueAsNew, allowZero: true }) ?? 60_000;
   const maxSignalHoldMs = r.durationMs('max-signal-hold', { def: RUN_DEFAULTS.maxSignalHold, allowZero: true }) ?? 300_000;
   const maxRunAgeMs = r.durationMs('max-run-age', { def: RUN_DEFAULTS.maxRunAge, allowZero: false }) ?? 7 * 24 * 3600_000;
   const informerHeartbeatTimeoutMs =
@@ -770,6 +775,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
     resyncBackoffMaxMs,
     maxHistoryEvents,
     maxIdleHistoryEvents,
+    settledContinueAsNewMs,
     maxSignalHoldMs,
     maxRunAgeMs,
     informerHeartbeatTimeoutMs,

@@ -309,6 +309,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       backoffMaxMs: opts.resyncBackoffMaxMs,
       maxHistoryEvents: opts.maxHistoryEvents,
       idleHistoryEvents: opts.maxIdleHistoryEvents,
+      settleMs: opts.settledContinueAsNewMs,
       maxRunAgeMs: opts.maxRunAgeMs,
     },
     flags: opts.controllerFlags,

@@ -104,7 +104,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     // The waits are the loop's timers, exact in the history: one per failure, then the resync.
     const timers = ofType(await historyOf(h.workflowId, h.firstExecutionRunId), EventType.EVENT_TYPE_TIMER_STARTED)
       .map((e) => tsToMs(e.timerStartedEventAttributes!.startToFireTimeout));
-    const expected = Array.from({ length: failures }, (_, i) => backoffMs({ ...tuning, maxHistoryEvents: 10_000, idleHistoryEvents: 10_000, maxRunAgeMs: 3_600_000 }, i + 1));
+    const expected = Array.from({ length: failures }, (_, i) => backoffMs({ ...tuning, maxHistoryEvents: 10_000, idleHistoryEvents: 10_000, settleMs: 0, maxRunAgeMs: 3_600_000 }, i + 1));
     expect(expected.slice(0, 4)).toEqual([100, 200, 400, 400]);
     expect(timers).toEqual([...expected, 3_600_000]);
     // and the retries really waited that long
@@ -266,6 +266,55 @@ describe('runObjectLoop on the Temporal dev server', () => {
     }
     await finish(hb, busy);
     await finish(hf, failing);
+    await finish(h, name);
+  });
+
+  test('a converged run past idleHistoryEvents continues as new settleMs after its last reconcile, in a timer task of its own; events meanwhile put it off', async () => {
+    const name = 'settle';
+    const settleMs = 1500;
+    const tuning = { resyncMs: 3_600_000, maxHistoryEvents: 10_000, idleHistoryEvents: 10, settleMs };
+    world.set(name, { uid: 'u-settle' });
+    const h = await start(name, { uid: 'u-settle', tuning });
+    // under the threshold (and far below it) runs never settle early
+    const short = 'settle-short';
+    world.set(short, { uid: 'u-short' });
+    const hs = await start(short, { uid: 'u-short', tuning: { ...tuning, idleHistoryEvents: 10_000 } });
+    await eventually('the first reconcile', () => callsOf(name).length >= 1);
+    // events a third of settleMs apart: each reconcile starts the quiet over
+    const notes = ['a', 'b', 'c', 'd', 'e'];
+    for (const note of notes) {
+      await signalEvent(h, note);
+      await eventually(`${note} reconciled`, () => callsOf(name).some((c) => c.applied.includes(note)));
+      expect((await state(h)).view?.generation).toBe(0);
+      await sleep(settleMs / 3);
+    }
+    const lastReconcileAt = callsOf(name)[callsOf(name).length - 1].at;
+    const settling = await state(h);
+    expect(settling.settlesAt).toBeDefined();
+    const next = await continuedRun(h, 10_000);
+    expect(next.view?.applied).toEqual(notes);
+    expect(next.historyLength).toBeLessThan(15);
+
+    const first = await historyOf(h.workflowId, h.firstExecutionRunId);
+    const types = first.map((e) => e.eventType);
+    expect(types[types.length - 1]).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+    // the settle timer's own task: after the last timer fired, no observation and no event
+    const wake = types.slice(types.lastIndexOf(EventType.EVENT_TYPE_TIMER_FIRED));
+    expect(wake).not.toContain(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    expect(wake).not.toContain(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+    const ended = first[first.length - 1].eventTime!;
+    expect(tsToMs(ended) - lastReconcileAt).toBeGreaterThanOrEqual(settleMs - 50);
+    // one settle timer at a time: the resync's and at most one per settleMs of churn besides
+    const timers = ofType(first, EventType.EVENT_TYPE_TIMER_STARTED).map((e) => tsToMs(e.timerStartedEventAttributes!.startToFireTimeout));
+    expect(timers[0]).toBe(3_600_000);
+    expect(timers.slice(1).every((ms) => ms <= settleMs)).toBe(true);
+    expect(timers.length).toBeLessThanOrEqual(1 + Math.ceil((notes.length * settleMs) / 3 / settleMs) + 1);
+    expect(patchesIn(first)).toContain('settled-continue-as-new');
+
+    const shortState = await state(hs);
+    expect(shortState.view?.generation).toBe(0);
+    expect(shortState.settlesAt).toBeUndefined();
+    await finish(hs, short);
     await finish(h, name);
   });
 

@@ -54,6 +54,8 @@ export interface LoopState {
   lastError?: { at: string; message: string };
   /** when the next reconcile happens if no event comes first (a requeue, backoff or resync timer) */
   nextWakeAt?: string;
+  /** when this converged run continues as new if nothing happens first (LoopTuning.settleMs) */
+  settlesAt?: string;
   historyLength: number;
   view?: ObjectView;
 }
@@ -77,6 +79,14 @@ export interface LoopTuning {
    */
   idleHistoryEvents: number;
   /**
+   * a converged run past idleHistoryEvents that stays quiet this long after its last reconcile
+   * continues as new then, in a timer's task of its own, without waiting for the resync: a cold
+   * wake in the hours before that resync (a pod of a settled ReplicaSet deleted, after the run was
+   * evicted from the workflow cache) replays the few events of the new run's start, not the whole
+   * history of the changes that settled; 0 turns it off
+   */
+  settleMs: number;
+  /**
    * a run continues as new at its first turn with nothing pending once it is this old, however
    * short its history and however far its next wake: the patch policy (docs/ARCHITECTURE.md,
    * "Patch policy") counts on no run outliving a release by more than this
@@ -97,6 +107,8 @@ export const DEFAULT_TUNING: LoopTuning = {
   // runs of earlier builds had no such knob; they take this one, and their old turns replay as
   // they were recorded, since the continue-as-new it brings is behind a patch
   idleHistoryEvents: 100,
+  // runs of earlier builds settle too, once they converge under this code (behind a patch)
+  settleMs: 60_000,
   // runs of earlier builds are bounded too, once they pass it under this code (behind a patch)
   maxRunAgeMs: 7 * 24 * 3600_000,
 };
@@ -211,6 +223,13 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   let publishedError: string | undefined;
   let nextWakeAt: number | undefined;
   const timers = new WakeTimers();
+  /** when the last reconcile ended, if it left the object converged (its wait is the resync's) */
+  let convergedAt: number | undefined;
+  /** the settle timer's fire time while it runs (LoopTuning.settleMs) */
+  let settleAt: number | undefined;
+  let settleFired = false;
+  /** the reconciles when the settle timer was started: one more since, and the run was not quiet */
+  let reconcilesAtSettle = 0;
   /** when this run is old enough to continue as new at its next turn with nothing pending (see LoopTuning.maxRunAgeMs) */
   const runAgeLimitAt = workflowInfo().runStartTime.getTime() + loop.tuning.maxRunAgeMs;
   const shadowRun = workflowInfo().workflowId.startsWith(SHADOW_WORKFLOW_ID_PREFIX);
@@ -246,6 +265,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       ...(lastReconcile ? { lastReconcile } : {}),
       ...(lastError ? { lastError } : {}),
       ...(nextWakeAt !== undefined && !paused ? { nextWakeAt: iso(nextWakeAt) } : {}),
+      ...(settleAt !== undefined && !paused ? { settlesAt: iso(settleAt) } : {}),
       historyLength: info.historyLength,
       ...(loop.describe ? { view: loop.describe() } : {}),
     };
@@ -332,6 +352,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         : Math.min(result.requeueAfterMs ?? loop.tuning.resyncMs, loop.tuning.resyncMs);
       nextWakeAt = Date.now() + waitMs;
       waitIsResync = !result.failed && waitMs === loop.tuning.resyncMs;
+      convergedAt = waitIsResync ? Date.now() : undefined;
       quiet = resyncWake && batch.length === 0 && waitIsResync;
       due = false;
       resyncWake = false;
@@ -383,11 +404,34 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     // keeps asking for another at once without calling an activity must not spin in one task.
     if (isPatched('kept-wake-timers')) {
       if (nextWakeAt !== undefined) timers.wakeAt(nextWakeAt, Date.now(), waitIsResync);
+      // A converged run past idleHistoryEvents continues as new once it has been quiet for
+      // settleMs, rather than at its resync hours later: a replica that wakes it cold meanwhile
+      // (the run evicted from the workflow cache, a failover) then replays the new run's few
+      // events, not every change that led here. One timer at a time, never cancelled: one that
+      // fires after later reconciles is spent, and the next starts from the last of them. Older
+      // histories had no such timer; the patch is asked only when one would start.
+      if (convergedAt !== undefined && settleAt === undefined && !settleFired && pending.length === 0 && loop.tuning.settleMs > 0 && info.historyLength >= loop.tuning.idleHistoryEvents && isPatched('settled-continue-as-new')) {
+        const at = convergedAt + loop.tuning.settleMs;
+        settleAt = at;
+        reconcilesAtSettle = reconciles;
+        void sleep(Math.max(1, at - Date.now())).then(() => {
+          settleAt = undefined;
+          settleFired = true;
+        }, () => undefined); // only a cancelled workflow cancels it
+      }
       // a run that would sleep past its age wakes at it (its turn then reconciles and continues as
       // new); asked only when the next wake is past the age, so only such runs record the patch
       const wakeForAge = (nextWakeAt === undefined || nextWakeAt > runAgeLimitAt) && runAgeLimitAt > Date.now() && isPatched('run-age-bound');
       if (wakeForAge) timers.wakeAt(runAgeLimitAt, Date.now());
-      await condition(() => pending.length > 0 || pauseChanged || timers.hasFired);
+      await condition(() => pending.length > 0 || pauseChanged || timers.hasFired || settleFired);
+      if (settleFired) {
+        settleFired = false;
+        // Quiet since it started: no reconcile, nothing pending, no other wake. The task is the
+        // timer's and does nothing else, so no write of this run is in flight either.
+        if (reconciles === reconcilesAtSettle && pending.length === 0 && !pauseChanged && !timers.hasFired) {
+          await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
+        }
+      }
       const fired = timers.takeFired();
       if (fired) {
         due = true;

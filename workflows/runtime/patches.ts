@@ -42,6 +42,7 @@ export const PATCHES = {
   'pv-binder-drains-before-finish': { added: '0.1.0' },
   'pv-expander-lingers': { added: '0.1.0' },
   'run-age-bound': { added: '0.1.0' },
+  'settled-continue-as-new': { added: '0.1.0' },
   'shadow-rereads': { added: '0.1.0' },
   'slow-start-in-one-call': { added: '0.1.0' },
   'upstream-template-hash': { added: '0.1.0' },
