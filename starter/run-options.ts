@@ -44,7 +44,7 @@ export const RUN_DEFAULTS = {
   resyncBackoffBase: '1s',
   resyncBackoffMax: '5m',
   maxHistoryEvents: 1000,
-  maxIdleHistoryEvents: 100,
+  maxIdleHistoryEvents: 25,
   settledContinueAsNew: '1m',
   maxSignalHold: '5m',
   maxRunAge: '168h',
@@ -304,7 +304,7 @@ export function addRunOptions(cmd: Command): Command {
   });
   add('--resync-backoff-max <duration>', 'longest retry delay' + testTuning, { def: RUN_DEFAULTS.resyncBackoffMax });
   add('--max-history-events <int>', 'workflow history length that triggers continue-as-new' + testTuning, { def: RUN_DEFAULTS.maxHistoryEvents });
-  add('--max-idle-history-events <int>', "history length past which a converged object's workflow continues as new at its next quiet resync, so that a cold wake replays few events" + testTuning, { def: RUN_DEFAULTS.maxIdleHistoryEvents });
+  add('--max-idle-history-events <int>', "history length past which a converged object's workflow continues as new at its next quiet resync or once settled (--settled-continue-as-new), so that a cold wake replays few events; a new run starts at 14 to 16" + testTuning, { def: RUN_DEFAULTS.maxIdleHistoryEvents });
   add('--settled-continue-as-new <duration>', "how long a converged object's workflow, its history past --max-idle-history-events, stays quiet before it continues as new, so that a cold wake before its next resync replays few events; 0: only at the resync" + testTuning, { def: RUN_DEFAULTS.settledContinueAsNew });
   add('--max-signal-hold <duration>', "longest a controller's signal gate holds watch events its workflow would do nothing about (the echo of its own status write, a pod change no decision reads); they go out with the object's next event that needs work; after this long the gate is asked again. 0 sends every event" + ours, { def: RUN_DEFAULTS.maxSignalHold });
   add('--max-run-age <duration>', "longest an object's workflow run lives: past it the run continues as new at its first turn with nothing pending, so that a new build takes over no run older than this (the patch policy in docs/ARCHITECTURE.md counts on it)" + ours, { def: RUN_DEFAULTS.maxRunAge });

@@ -4,17 +4,21 @@ import { median } from '../lib/stats';
 import { EVENT_DRIVEN_CACHED_RUNS } from '../../workers/workflow-cache';
 import { uncapped, type CapPlan } from './plan';
 
-/** A run of the cache-cap bench: the cap ours ran with (absent: the SDK's default, or upstream). */
-export type CapRecord = RunRecord & { cap?: number };
+/**
+ * A run of the cache-cap bench: the cap ours ran with (absent: every run cached, or upstream), and
+ * whether settled runs were left to their resync (`--unsettled`).
+ */
+export type CapRecord = RunRecord & { cap?: number; unsettled?: boolean };
 
 export type CapResults = Omit<BenchResults, 'records'> & { records: CapRecord[] };
 
-/** Who a column is: upstream, ours with the default cache, or ours with a cap. */
-type Column = { subject: 'upstream' } | { subject: 'ours'; cap?: number };
+/** Who a column is: upstream, ours with every run cached, or ours with a cap (and settled runs left to their resync). */
+type Column = { subject: 'upstream' } | { subject: 'ours'; cap?: number; unsettled?: boolean };
 
 function figure(r: CapResults, c: Column, key: string): number {
   const cap = c.subject === 'ours' ? c.cap : undefined;
-  return median(r.records.filter((x) => x.slug === 'cache-cap' && x.subject === c.subject && x.cap === cap && x.sample?.[key] !== undefined).map((x) => x.sample![key]));
+  const unsettled = c.subject === 'ours' && c.unsettled === true;
+  return median(r.records.filter((x) => x.slug === 'cache-cap' && x.subject === c.subject && x.cap === cap && (x.unsettled === true) === unsettled && x.sample?.[key] !== undefined).map((x) => x.sample![key]));
 }
 
 const num = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
@@ -22,8 +26,13 @@ const withRatio = (v: number, base: number, text: string) => (Number.isFinite(v)
 
 /** The generated "The workflow cache cap" section of docs/BENCHMARKS.md. */
 export function renderCacheCap(r: CapResults, plan: CapPlan, rawPath: string): string {
-  const cols: Column[] = [{ subject: 'upstream' }, { subject: 'ours' }, ...plan.caps.map((cap) => ({ subject: 'ours' as const, cap }))];
-  const label = (c: Column) => (c.subject === 'upstream' ? 'upstream' : c.cap === undefined ? 'ours, every run cached' : `ours, cap ${c.cap}${c.cap === EVENT_DRIVEN_CACHED_RUNS ? ' (the default)' : ''}`);
+  const unsettledRun = r.records.some((x) => x.unsettled);
+  const cols: Column[] = [{ subject: 'upstream' }, { subject: 'ours' }, ...plan.caps.flatMap((cap) => [
+    { subject: 'ours' as const, cap },
+    ...(unsettledRun ? [{ subject: 'ours' as const, cap, unsettled: true }] : []),
+  ])];
+  const label = (c: Column) => (c.subject === 'upstream' ? 'upstream' : c.cap === undefined ? 'ours, every run cached'
+    : c.unsettled ? `ours, cap ${c.cap}, \`--settled-continue-as-new 0\`` : `ours, cap ${c.cap}${c.cap === EVENT_DRIVEN_CACHED_RUNS ? ' (the default)' : ''}`);
   const up = (key: string) => figure(r, { subject: 'upstream' }, key);
   const reps = Math.max(1, r.records.filter((x) => x.slug === 'cache-cap' && x.subject === 'upstream' && x.sample).length);
   const cmd = r.mode === 'full' ? '`npm run bench -- --cache-cap`' : `\`npm run bench -- --cache-cap --${r.mode}\``;
@@ -32,7 +41,7 @@ export function renderCacheCap(r: CapResults, plan: CapPlan, rawPath: string): s
   out.push(`${plan.size} one-replica Deployments (${plan.size} Deployment and ${plan.size} ReplicaSet runs, so ${plan.size} per controller), ` +
     'controllers deployment and replicaset, lifted rate limit, one replica; upstream once, ours with every run cached ' +
     `(\`--max-cached-workflows ${uncapped(plan.size)}\`, as the Temporal SDK's default of about 2,300 per controller did before ours became ${EVENT_DRIVEN_CACHED_RUNS}) and with \`--max-cached-workflows\` ${plan.caps.join(' and ')} ` +
-    `(per controller), in that order; ${reps} repetition${reps === 1 ? '' : 's'} (medians when more). For each: the fleet is created and settles ${plan.settleS} s; ` +
+    `(per controller)${unsettledRun ? ', each cap once more with `--settled-continue-as-new 0` (a settled run keeps its history until its resync, as before settled runs continued as new)' : ''}, in that order; ${reps} repetition${reps === 1 ? '' : 's'} (medians when more). For each: the fleet is created and settles ${plan.settleS} s; ` +
     `an idle window of ${plan.idleS} s; pods of ${plan.deletes} Deployments spread over the fleet deleted one at a time, each timed from the DELETE ` +
     'to the watch showing its replacement (with a cap below the fleet, most of these wake a run that is not cached, so it is replayed first); ' +
     `then the restart catch-up of the curve (every Deployment a new generation and one pod less, a fresh start timed until complete and ${plan.quietMs / 1000} s without a write). ` +
@@ -75,6 +84,6 @@ export function renderCacheCap(r: CapResults, plan: CapPlan, rawPath: string): s
     out.push('');
   }
   const failed = r.records.filter((x) => x.error);
-  if (failed.length) out.push('### Runs that failed', '', ...failed.map((x) => `- ${x.slug} ${x.subject}${x.cap !== undefined ? ` cap ${x.cap}` : ''}: ${x.error}`), '');
+  if (failed.length) out.push('### Runs that failed', '', ...failed.map((x) => `- ${x.slug} ${x.subject}${x.cap !== undefined ? ` cap ${x.cap}` : ''}${x.unsettled ? ' unsettled' : ''}: ${x.error}`), '');
   return out.join('\n');
 }

@@ -20,15 +20,19 @@ export async function runCacheCap(args: BenchArgs, stack: BenchStack, log: Log):
     records.push(await runOnce(stack, temporal.client, replayCost, 'ours', SETTINGS.lifted, args.mode, 0, log));
     for (let rep = 0; rep < (args.reps ?? 1); rep++) {
       for (const cap of [undefined, ...plan.caps]) {
-        const subjects = cap === undefined ? (['upstream', 'ours'] as const) : (['ours'] as const);
-        for (const subject of subjects) {
-          log(`cache cap: ${plan.size} Deployments, ${subject}${subject === 'ours' ? `, --max-cached-workflows ${cap ?? uncapped(plan.size)}` : ''}, repetition ${rep + 1}`);
+        // upstream beside the uncapped run; each cap at the defaults, then (--unsettled) with settled
+        // runs left to their resync, so that most reactions wake a long history cold
+        const runs = cap === undefined
+          ? [{ subject: 'upstream' as const, settled: true }, { subject: 'ours' as const, settled: true }]
+          : [{ subject: 'ours' as const, settled: true }, ...(args.unsettled ? [{ subject: 'ours' as const, settled: false }] : [])];
+        for (const { subject, settled } of runs) {
+          log(`cache cap: ${plan.size} Deployments, ${subject}${subject === 'ours' ? `, --max-cached-workflows ${cap ?? uncapped(plan.size)}${settled ? '' : ', --settled-continue-as-new 0'}` : ''}, repetition ${rep + 1}`);
           // no cap: a cache above the fleet, so that every run stays cached (the SDK's own default,
           // about 2,300 here, was ours before a controller's default became 100)
           const record = await runOnce(stack, temporal.client, cacheCapFleet, subject, SETTINGS.lifted, args.mode, rep, log, {
-            size: plan.size, oursFlags: ['--max-cached-workflows', String(cap ?? uncapped(plan.size))],
+            size: plan.size, oursFlags: ['--max-cached-workflows', String(cap ?? uncapped(plan.size)), ...(settled ? [] : ['--settled-continue-as-new', '0'])],
           });
-          records.push({ ...record, ...(cap !== undefined ? { cap } : {}) });
+          records.push({ ...record, ...(cap !== undefined ? { cap } : {}), ...(settled ? {} : { unsettled: true }) });
         }
       }
     }

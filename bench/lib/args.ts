@@ -17,13 +17,15 @@ export interface BenchArgs {
   cacheCap?: boolean;
   /** its caps (--max-cached-workflows of ours), instead of the mode's */
   caps?: number[];
+  /** each cap also with settled runs left to their resync (run --settled-continue-as-new 0): the cold wake before they continued as new */
+  unsettled?: boolean;
   /** the continue-as-new threshold's trade instead of the scenarios */
   historyCut?: boolean;
 }
 
 export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scenarios 1,2,...] [--reps N] [--out docs/BENCHMARKS.md]
        node dist/bench/run.js --curve [--quick | --smoke] [--sizes 100,300,1000] [--replicas 2,3] [--reps N]
-       node dist/bench/run.js --cache-cap [--quick | --smoke] [--sizes 1000] [--caps 500,100] [--reps N]
+       node dist/bench/run.js --cache-cap [--quick | --smoke] [--sizes 1000] [--caps 500,100] [--unsettled] [--reps N]
        node dist/bench/run.js --history-cut [--quick | --smoke] [--reps N] [--profile DIR]
 
   --quick          smaller sizes and fewer repetitions (under 10 minutes)
@@ -47,6 +49,8 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
                    catch-up; and what a replay costs against history length; writes its section of the
                    docs file
   --caps L         the caps (run --max-cached-workflows, at least 2; default 500,100, quick 50,10, smoke 4)
+  --unsettled      each cap also with --settled-continue-as-new 0 (settled runs keep their history until
+                   their resync): what a cold wake replayed before they continued as new
   --history-cut    the continue-as-new threshold's trade instead of the scenarios: ours with the default
                    --max-history-events and with 10000 and 2000 (quick 10000, smoke 100); ReplicaSets
                    (10, quick 4, smoke 2) churned to the same number of history events, then a restart
@@ -117,6 +121,10 @@ export function parseArgs(argv: string[]): BenchArgs {
         else a.caps = sorted.reverse();
         break;
       }
+      case '--unsettled':
+        if (inline !== undefined) throw new UsageError('--unsettled takes no value');
+        a.unsettled = true;
+        break;
       case '--out':
         a.out = take();
         break;
@@ -134,6 +142,7 @@ export function parseArgs(argv: string[]): BenchArgs {
   if (a.replicas && !a.curve) throw new UsageError('--replicas goes with --curve');
   if (a.sizes && !a.curve && !a.cacheCap) throw new UsageError('--sizes goes with --curve or --cache-cap');
   if (a.caps && !a.cacheCap) throw new UsageError('--caps goes with --cache-cap');
+  if (a.unsettled && !a.cacheCap) throw new UsageError('--unsettled goes with --cache-cap');
   if (a.cacheCap && a.sizes && a.sizes.length !== 1) throw new UsageError('--cache-cap runs at one size: give --sizes one value');
   // the history cut starts a manager per phase, so a profile per threshold and phase says where its CPU went
   const study = a.curve ? '--curve' : a.cacheCap ? '--cache-cap' : undefined;

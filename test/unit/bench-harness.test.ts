@@ -23,6 +23,7 @@ describe('bench args', () => {
   });
   test('reads the cache cap\'s flags, caps largest first', () => {
     expect(parseArgs(['--cache-cap', '--sizes', '300', '--caps', '10,50'])).toMatchObject({ mode: 'full', cacheCap: true, sizes: [300], caps: [50, 10] });
+    expect(parseArgs(['--cache-cap', '--caps', '30', '--unsettled'])).toMatchObject({ cacheCap: true, caps: [30], unsettled: true });
   });
   test('reads the history cut\'s flags', () => {
     expect(parseArgs(['--history-cut', '--quick', '--reps', '2'])).toMatchObject({ mode: 'quick', historyCut: true, reps: 2 });
@@ -36,6 +37,7 @@ describe('bench args', () => {
     [['--sizes', '100']], [['--curve', '--sizes', '0']], [['--curve', '--replicas', '1']], [['--curve=1']], [['--curve', '--profile', '/tmp/p']],
     [['--caps', '100']], [['--cache-cap', '--caps', '1']], [['--cache-cap', '--sizes', '100,300']], [['--cache-cap', '--curve']],
     [['--cache-cap', '--replicas', '2']], [['--cache-cap', '--profile', '/tmp/p']],
+    [['--unsettled']], [['--curve', '--unsettled']], [['--cache-cap', '--unsettled=1']],
     [['--history-cut', '--curve']], [['--history-cut', '--cache-cap']], [['--history-cut=1']], [['--history-cut', '--sizes', '10']],
     [['--history-cut', '--caps', '10']], [['--history-cut', '--profile']], [['--history-cut', '--profile', '--quick']],
   ])('refuses %j', (argv) => {
