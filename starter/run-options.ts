@@ -45,7 +45,7 @@ export const RUN_DEFAULTS = {
   resyncBackoffMax: '5m',
   maxHistoryEvents: 1000,
   maxIdleHistoryEvents: 25,
-  settledContinueAsNew: '1m',
+  settledContinueAsNew: '15m',
   maxSignalHold: '5m',
   maxRunAge: '168h',
   useServiceAccountCredentials: false,
@@ -724,7 +724,7 @@ export function resolveRunOptions(cmd: Command): RunOptions {
   // a handful of events is what starting and one reconcile cost; below that a run could never progress
   const maxHistoryEvents = r.int('max-history-events', { def: RUN_DEFAULTS.maxHistoryEvents, min: 10, max: TEMPORAL_HISTORY_EVENT_LIMIT });
   const maxIdleHistoryEvents = r.int('max-idle-history-events', { def: RUN_DEFAULTS.maxIdleHistoryEvents, min: 10, max: TEMPORAL_HISTORY_EVENT_LIMIT });
-  const settledContinueAsNewMs = r.durationMs('settled-continue-as-new', { def: RUN_DEFAULTS.settledContinueAsNew, allowZero: true }) ?? 60_000;
+  const settledContinueAsNewMs = r.durationMs('settled-continue-as-new', { def: RUN_DEFAULTS.settledContinueAsNew, allowZero: true }) ?? 900_000;
   const maxSignalHoldMs = r.durationMs('max-signal-hold', { def: RUN_DEFAULTS.maxSignalHold, allowZero: true }) ?? 300_000;
   const maxRunAgeMs = r.durationMs('max-run-age', { def: RUN_DEFAULTS.maxRunAge, allowZero: false }) ?? 7 * 24 * 3600_000;
   const informerHeartbeatTimeoutMs =

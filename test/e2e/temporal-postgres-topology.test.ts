@@ -122,7 +122,9 @@ describe('local stack --temporal postgres', () => {
       const found = await eventually('the Deployment and ReplicaSet workflows in the visibility store', async () => {
         const d = await list(`KcmNamespace='${ns}' AND KcmKind='Deployment' AND KcmName='web'`);
         const r = await list(`KcmNamespace='${ns}' AND KcmKind='ReplicaSet' AND KcmName='${rs.metadata!.name}'`);
-        return d.length === 1 && r.length === 1 ? { d: d[0], r: r[0] } : undefined;
+        // one workflow each (a settled run may have continued as new: its runs share the ID)
+        const one = (runs: WorkflowExecutionInfo[]) => runs.length > 0 && new Set(runs.map((w) => w.workflowId)).size === 1;
+        return one(d) && one(r) ? { d: d[0], r: r[0] } : undefined;
       }, 30_000);
       expect(found.d.workflowId).toBe(`deployment/${ns}/web`);
       expect(found.r.workflowId).toBe(`replicaset/${ns}/${rs.metadata!.name}`);

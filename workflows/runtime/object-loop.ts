@@ -108,7 +108,7 @@ export const DEFAULT_TUNING: LoopTuning = {
   // they were recorded, since the continue-as-new it brings is behind a patch
   idleHistoryEvents: 100,
   // runs of earlier builds settle too, once they converge under this code (behind a patch)
-  settleMs: 60_000,
+  settleMs: 15 * 60_000,
   // runs of earlier builds are bounded too, once they pass it under this code (behind a patch)
   maxRunAgeMs: 7 * 24 * 3600_000,
 };
