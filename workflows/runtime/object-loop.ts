@@ -223,6 +223,8 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   let publishedError: string | undefined;
   let nextWakeAt: number | undefined;
   const timers = new WakeTimers();
+  /** ends this run for a new one carrying what the loop says must survive */
+  const continueRun = () => continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
   /** when the last reconcile ended, if it left the object converged (its wait is the resync's) */
   let convergedAt: number | undefined;
   /** the settle timer's fire time while it runs (LoopTuning.settleMs) */
@@ -376,11 +378,11 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       await sleep(1);
       if (!pauseChanged) {
         for (const s of pending.splice(0, pending.length)) loop.apply(s);
-        await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
+        await continueRun();
       }
     }
     if (pending.length === 0 && !pauseChanged && longHistory) {
-      await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
+      await continueRun();
     }
     // A converged object's run otherwise grows by a resync turn (four or five events) each resync
     // period until maxHistoryEvents, and a replica that wakes it cold (after a kill -9, a failover
@@ -389,7 +391,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     // continues as new there, in the resync's own task: no event is in flight for an idle object.
     // Older histories never did, hence the patch, asked only when the run is past the threshold.
     if (quiet && pending.length === 0 && !pauseChanged && info.historyLength >= loop.tuning.idleHistoryEvents && isPatched('idle-continue-as-new')) {
-      await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
+      await continueRun();
     }
     // A run a build before per-controller task queues started on the base queue moves to its
     // controller's queue at its first quiet turn on this code. Runs already there never call
@@ -429,7 +431,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         // Quiet since it started: no reconcile, nothing pending, no other wake. The task is the
         // timer's and does nothing else, so no write of this run is in flight either.
         if (reconciles === reconcilesAtSettle && pending.length === 0 && !pauseChanged && !timers.hasFired) {
-          await continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
+          await continueRun();
         }
       }
       const fired = timers.takeFired();
