@@ -93,6 +93,13 @@ export async function garbageCollectorWorkflow(input: GcWorkflowInput): Promise<
       ownersElsewhere = e.ownersElsewhere ?? [];
     },
     reconcile,
+    // An episode: a dependent whose foreground deletion this run just asked for enters the
+    // foreground a moment later, and the graph sends that to this same workflow ID, as it sends
+    // an owner's last dependent going. A signal reaching the run as it finishes is then folded in
+    // and reconciled, not ended with it (the chaos restarts pass saw owner-cycle-b kept for ever
+    // by its foregroundDeletion finalizer, the signal saying so taken into a completed run).
+    // Runs before this finished with it; the patch is asked only when signals are pending.
+    drainBeforeFinish: () => isPatched('gc-drains-before-finish'),
     continueAsNewArgs: () => [input],
   });
 }

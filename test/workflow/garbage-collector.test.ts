@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import type { GcApplyBatch, GcApplyResult, GcObservation, GcObserveRequest } from '../../activities/gc/activities';
+import { garbageCollectorWorkflow, gcWorkflowId, type GcEvent } from '../../workflows/gc/workflow';
+import type { GcAction, ObjectMetaView, ObjectRef } from '../../workflows/gc/types';
+import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
+import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
+import { eventually, workflowEnvPerSuite } from '../support/workflow-env';
+
+/*
+ * The collector's workflow on a real Temporal dev server with scripted activities: a dependent it
+ * deletes in the foreground enters the foreground a moment later, and the graph's signal saying so
+ * reaches the same workflow ID while the run is finishing. The run must take it up and remove the
+ * finalizer once no dependent blocks, not end with the signal unread (chaos, hostile corpus,
+ * restarts: owner-cycle-b kept for ever by its foregroundDeletion finalizer).
+ */
+
+const ns = `gc-${randomUUID().slice(0, 8)}`;
+const cm = (name: string, o: Partial<ObjectMetaView> = {}): ObjectMetaView => ({
+  apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name, uid: `u-${name}`, resourceVersion: '10', finalizers: [], ownerReferences: [], ...o,
+});
+const refOf = (o: ObjectMetaView): ObjectRef => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace, name: o.name, uid: o.uid });
+const ownerRef = (o: ObjectMetaView, blockOwnerDeletion: boolean) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid, blockOwnerDeletion });
+
+// a cycle: a, deleted in foreground, owns b; b owns a, both references blocking
+const deletingA = cm('a', { deletionTimestamp: '2026-12-02T18:47:38Z', finalizers: ['foregroundDeletion'] });
+const b = cm('b', { ownerReferences: [ownerRef(deletingA, false)] });
+const aOwnedByB = { ...deletingA, ownerReferences: [ownerRef(b, true)] };
+const deletingB = { ...b, resourceVersion: '11', deletionTimestamp: '2026-12-02T18:47:39Z', finalizers: ['foregroundDeletion'] };
+
+let observations: GcObservation[] = [];
+const applied: GcAction[][] = [];
+let onDelete: (() => Promise<void>) | undefined;
+const activities = {
+  async gcObserve(_req: GcObserveRequest): Promise<GcObservation> {
+    const next = observations.shift();
+    if (!next) throw new Error('no scripted observation left');
+    return next;
+  },
+  async gcApplyAll(batch: GcApplyBatch): Promise<GcApplyResult> {
+    applied.push(batch.actions);
+    // the foreground deletion lands, and the graph sees b enter the foreground (a is gone by then)
+    // before this activity's completion reaches the run
+    if (batch.actions.some((a) => a.type === 'deleteObject')) await onDelete?.();
+    return { ok: true };
+  },
+};
+
+const base = `gc-${randomUUID()}`;
+const taskQueue = controllerTaskQueue(base, 'garbagecollector');
+const env = workflowEnvPerSuite({ taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
+
+test('a dependent deleted in the foreground, whose entering the foreground is signalled as its run finishes: the run removes the finalizer', async () => {
+  observations = [
+    // b's owner a waits on its dependents, and b has a blocking dependent of its own (a): delete b in the foreground
+    { object: b, lookups: [{ ref: ownerRef(deletingA, false), state: 'exists', namespaced: true, owner: aOwnedByB }], dependents: [aOwnedByB] },
+    // b in the foreground, a gone: nothing blocks b
+    { object: deletingB, lookups: [], dependents: [] },
+    // the finalizer's removal let the apiserver delete b
+    { lookups: [], dependents: [] },
+  ];
+  const workflowId = gcWorkflowId(b);
+  const start = (e: GcEvent) => env().client.workflow.signalWithStart(garbageCollectorWorkflow, {
+    workflowId, taskQueue, args: [{ ref: refOf(b) }], signal: OBJECT_EVENT_SIGNAL, signalArgs: [e],
+  });
+  onDelete = async () => {
+    await env().client.workflow.getHandle(workflowId).signal<[GcEvent]>(OBJECT_EVENT_SIGNAL, { dependents: [] });
+  };
+  const h = await start({ dependents: [refOf(aOwnedByB)] });
+  await eventually('the foreground finalizer removed', () => applied.some((as) => as.some((a) => a.type === 'removeFinalizer')), 20_000);
+  expect(applied.map((as) => as.map((a) => a.type))).toEqual([['deleteObject'], ['removeFinalizer']]);
+  expect(applied[1][0]).toMatchObject({ type: 'removeFinalizer', target: refOf(b), finalizer: 'foregroundDeletion' });
+  // waiting for b to go: the graph's next signal (b removed) ends the run
+  expect((await h.describe()).status.name).toBe('RUNNING');
+  await h.signal<[GcEvent]>(OBJECT_EVENT_SIGNAL, { dependents: [] });
+  await eventually('the run ended', async () => (await h.describe()).status.name === 'COMPLETED', 20_000);
+  expect(observations).toEqual([]);
+  // the drain was this run's new branch: its patch is recorded
+  const history = await h.fetchHistory();
+  const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+    .map((e) => Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8'));
+  expect(markers.some((m) => m.includes('gc-drains-before-finish'))).toBe(true);
+}, 60_000);
