@@ -9,7 +9,7 @@ import { createInformerActivities } from '../activities/informers';
 import { LocalReads } from '../activities/informers/local-reads';
 import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
-import { createForbiddenReporter } from '../activities/kube/forbidden';
+import { createFailureReporter } from '../activities/kube/failure-reports';
 import { listOnly } from '../activities/kube/manager-reads';
 import { type Proposal, runningActivityInput, shadowed } from '../activities/kube/shadow';
 import { ShadowFeed } from '../activities/shadow/feed';
@@ -165,8 +165,8 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const local = new LocalReads((hit) => metrics.localReadsTotal.inc({ result: hit ? 'hit' : 'miss' }));
   const activitiesOf = (d: ControllerDescriptor): ActivityMap => instrument({
     ...d.activities({ ...depsOf(d.name), reader: shadowOf(managerReader, d.short), depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile, local }),
-    // what every object loop calls when the API server refuses its reconcile (workflows/runtime/object-loop.ts)
-    ...createForbiddenReporter(d.name, depsOf(d.name)),
+    // what every object loop calls when its reconcile is refused or throws (workflows/runtime/object-loop.ts)
+    ...createFailureReporter(d.name, depsOf(d.name)),
   }, metrics);
 
   const sinks: InjectedSinks<KcmSinks> = {
@@ -192,6 +192,9 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
           metrics.signalsReceivedTotal.inc({ controller }, received);
           if (coalesced) metrics.signalsCoalescedTotal.inc({ controller }, coalesced);
         },
+      },
+      thrown: {
+        fn: (_info, controller, stage) => metrics.controllerThrowsTotal.inc({ controller, stage }),
       },
       shadowOutcomes: {
         fn: (_info, controller, outcome, count) => metrics.shadowOutcomesTotal.inc({ controller, outcome }, count),

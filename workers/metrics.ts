@@ -28,6 +28,8 @@ export interface Metrics {
   readonly signalsReceivedTotal: Counter<'controller'>;
   /** Signals that found a reconcile already pending and were folded into it. */
   readonly signalsCoalescedTotal: Counter<'controller'>;
+  /** Errors a controller's own workflow code threw, by controller and stage (event, reconcile). */
+  readonly controllerThrowsTotal: Counter<'controller' | 'stage'>;
   readonly activityErrorsTotal: Counter<'activity' | 'reason'>;
   /** API calls the authorizer refused (403; not quota or webhook denials), by client */
   readonly apiForbiddenTotal: Counter<'client' | 'verb' | 'resource'>;
@@ -143,6 +145,12 @@ export function createMetrics(): Metrics {
       name: 'kcm_api_forbidden_total',
       help: 'API calls the authorizer refused (403), by the client refused (its User-Agent\'s name: a controller\'s ServiceAccount user, or the manager\'s own client): a right is missing.',
       labelNames: ['client', 'verb', 'resource'] as const,
+      registers,
+    }),
+    controllerThrowsTotal: new Counter({
+      name: 'kcm_controller_throws_total',
+      help: 'Errors a controller\'s own workflow code threw (not a failed API call), by controller and stage (event: folding an event in; reconcile). Each is a backed-off retry of that object alone, with a ReconcileError Event on it.',
+      labelNames: ['controller', 'stage'] as const,
       registers,
     }),
     activityErrorsTotal: new Counter({

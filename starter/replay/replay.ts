@@ -117,6 +117,7 @@ export const noopSinks: InjectedSinks<KcmSinks> = {
   kcm: {
     reconciled: { fn: () => undefined },
     signals: { fn: () => undefined },
+    thrown: { fn: () => undefined },
     shadowOutcomes: { fn: () => undefined },
   },
 };

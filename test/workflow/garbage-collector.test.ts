@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { GcApplyBatch, GcApplyResult, GcObservation, GcObserveRequest } from '../../activities/gc/activities';
 import { garbageCollectorWorkflow, gcWorkflowId, type GcEvent } from '../../workflows/gc/workflow';
-import type { GcAction, ObjectMetaView, ObjectRef } from '../../workflows/gc/types';
+import type { GcAction, ObjectMetaView, ObjectRef, OwnerLookup } from '../../workflows/gc/types';
+import type { ThrownReport } from '../../workflows/runtime/api-rejections';
+import { SA_KIND, SA_LAST_ERROR, SA_NAME, SA_NAMESPACE } from '../../workflows/search-attributes';
+import { temporal } from '@temporalio/proto';
 import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { eventually, workflowEnvPerSuite } from '../support/workflow-env';
@@ -14,6 +17,7 @@ import { eventually, workflowEnvPerSuite } from '../support/workflow-env';
  * restarts: owner-cycle-b kept for ever by its foregroundDeletion finalizer).
  */
 
+const EventType = temporal.api.enums.v1.EventType;
 const ns = `gc-${randomUUID().slice(0, 8)}`;
 const cm = (name: string, o: Partial<ObjectMetaView> = {}): ObjectMetaView => ({
   apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name, uid: `u-${name}`, resourceVersion: '10', finalizers: [], ownerReferences: [], ...o,
@@ -30,7 +34,11 @@ const deletingB = { ...b, resourceVersion: '11', deletionTimestamp: '2026-12-02T
 let observations: GcObservation[] = [];
 const applied: GcAction[][] = [];
 let onDelete: (() => Promise<void>) | undefined;
+const thrownReports: ThrownReport[] = [];
 const activities = {
+  async reportThrown(r: ThrownReport): Promise<void> {
+    thrownReports.push(r);
+  },
   async gcObserve(_req: GcObserveRequest): Promise<GcObservation> {
     const next = observations.shift();
     if (!next) throw new Error('no scripted observation left');
@@ -79,4 +87,39 @@ test('a dependent deleted in the foreground, whose entering the foreground is si
   const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
     .map((e) => Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8'));
   expect(markers.some((m) => m.includes('gc-drains-before-finish'))).toBe(true);
+}, 60_000);
+
+test('an observation its planning code throws on: the item backs off with one ReconcileError report, then heals; no workflow task fails', async () => {
+  const owner = cm('owner');
+  const dependent = cm('dependent', { ownerReferences: [ownerRef(owner, false)] });
+  const exists: OwnerLookup = { ref: ownerRef(owner, false), state: 'exists', namespaced: true, owner };
+  observations = [
+    // no lookups at all, a shape planDependent was never written for: it throws on them
+    { object: dependent, lookups: undefined as unknown as OwnerLookup[], dependents: [] },
+    { object: dependent, lookups: undefined as unknown as OwnerLookup[], dependents: [] },
+    // the owner lives: nothing to do, the item is done
+    { object: dependent, lookups: [exists], dependents: [] },
+  ];
+  const h = await env().client.workflow.signalWithStart(garbageCollectorWorkflow, {
+    workflowId: gcWorkflowId(dependent),
+    taskQueue,
+    args: [{ ref: refOf(dependent), tuning: { backoffBaseMs: 100, backoffMaxMs: 200 } }],
+    signal: OBJECT_EVENT_SIGNAL,
+    signalArgs: [{ dependents: [] }],
+    // the object the run is about, as the informer names it when it starts a run
+    typedSearchAttributes: [{ key: SA_KIND, value: 'ConfigMap' }, { key: SA_NAMESPACE, value: ns }, { key: SA_NAME, value: 'dependent' }],
+  });
+  await eventually('the run ended', async () => (await h.describe()).status.name === 'COMPLETED', 20_000);
+  expect(observations).toEqual([]);
+  // two throws alike, one report; the success after them clears KcmLastError
+  expect(thrownReports).toHaveLength(1);
+  expect(thrownReports[0]).toMatchObject({ controller: 'garbagecollector', stage: 'reconcile', object: { kind: 'ConfigMap', namespace: ns, name: 'dependent' } });
+  expect(thrownReports[0].message).toMatch(/TypeError|undefined/);
+  expect((await h.describe()).typedSearchAttributes.get(SA_LAST_ERROR)).toBeUndefined();
+  const events = (await h.fetchHistory()).events ?? [];
+  expect(events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)).toHaveLength(0);
+  const kcmUpserts = events.filter((e) => e.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES)
+    .flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+  // set at the first throw, cleared at the success
+  expect(kcmUpserts.filter((k) => k === 'KcmLastError')).toHaveLength(2);
 }, 60_000);

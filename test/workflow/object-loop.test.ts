@@ -3,7 +3,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import { SA_LAST_ERROR, SA_UID } from '../../workflows/search-attributes';
+import { SA_KIND, SA_LAST_ERROR, SA_NAME, SA_UID } from '../../workflows/search-attributes';
+import type { ThrownReport } from '../../workflows/runtime/api-rejections';
 import { LoopState, OBJECT_EVENT_SIGNAL, PAUSE_SIGNAL, RESUME_SIGNAL, STATE_QUERY, backoffMs } from '../../workflows/runtime/object-loop';
 import { eventually, workflowEnvPerSuite } from '../support/workflow-env';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
@@ -23,6 +24,7 @@ const EventType = temporal.api.enums.v1.EventType;
 const taskQueue = controllerTaskQueue(`object-loop-${randomUUID()}`, PROBE_CONTROLLER);
 const world = new Map<string, ProbeObservation>();
 const calls: { name: string; runUid?: string; applied: string[]; at: number }[] = [];
+const thrownReports: ThrownReport[] = [];
 
 const activities: ProbeActivities = {
   async observeProbe(req) {
@@ -30,6 +32,9 @@ const activities: ProbeActivities = {
     const seen = world.get(req.name) ?? {};
     if (seen.holdMs) await new Promise((r) => setTimeout(r, seen.holdMs));
     return seen;
+  },
+  async reportThrown(req) {
+    thrownReports.push(req);
   },
 };
 
@@ -445,6 +450,63 @@ describe('runObjectLoop on the Temporal dev server', () => {
     expect(upserted).toEqual(['KcmUid']);
 
     await finish(h, name);
+  });
+
+  test('a throw in apply or reconcile backs off that object alone, reported once per error, and no workflow task fails', async () => {
+    const tuning = { backoffBaseMs: 100, backoffMaxMs: 200, resyncMs: 3_600_000 };
+    const begin = (name: string) => {
+      world.set(name, { uid: `u-${name}` });
+      // the object the run is about, as the informer names it when it starts a run
+      return env().client.workflow.start(objectLoopProbeWorkflow, {
+        taskQueue,
+        workflowId: `probe/${name}`,
+        args: [{ name, uid: `u-${name}`, tuning }],
+        typedSearchAttributes: [{ key: SA_KIND, value: 'Probe' }, { key: SA_NAME, value: name }],
+      });
+    };
+    const poisoned = await begin('poisoned');
+    const healthy = await begin('healthy');
+    await eventually('both reconciled once', () => callsOf('poisoned').length >= 1 && callsOf('healthy').length >= 1);
+
+    // an event the loop cannot fold in: dropped, the turn failed without a reconcile, retried after a backoff
+    await poisoned.signal<[ProbeEvent]>(OBJECT_EVENT_SIGNAL, { note: 'bad', throws: 'cannot read properties of undefined' });
+    const failing = await eventually('the event\'s failure recorded', async () => {
+      const s = await state(poisoned);
+      return s.consecutiveFailures >= 1 ? s : undefined;
+    });
+    expect(failing.lastError?.message).toBe('folding an event in threw: cannot read properties of undefined');
+    expect(failing.view?.resyncs).toBe(1); // told to forget its view: the event is lost to it
+    // the other object goes on meanwhile
+    await signalEvent(healthy, 'fine');
+    await eventually('the healthy object reconciled', () => callsOf('healthy').some((c) => c.applied.includes('fine')));
+    // the backoff's wake reconciles, and succeeds
+    await eventually('the poisoned object reconciled after its backoff', async () => (await state(poisoned)).consecutiveFailures === 0);
+    expect(callsOf('poisoned')).toHaveLength(2);
+
+    // a reconcile whose own code throws: a backed-off retry every time, one report for the same error
+    world.set('poisoned', { uid: 'u-poisoned', throws: 'x.map is not a function' });
+    await signalEvent(poisoned, 'again');
+    await eventually('four throwing reconciles', () => callsOf('poisoned').length >= 6);
+    const throwing = await state(poisoned);
+    expect(throwing.consecutiveFailures).toBeGreaterThanOrEqual(3);
+    expect(throwing.lastError?.message).toBe('x.map is not a function');
+    expect((await poisoned.describe()).typedSearchAttributes.get(SA_LAST_ERROR)).toBe('x.map is not a function');
+    // a failed call is not a throw of the code: it gets no such report
+    world.set('poisoned', { uid: 'u-poisoned', fail: 'the API said no' });
+    await eventually('a failed call', async () => (await state(poisoned)).lastError?.message === 'the API said no');
+    world.set('poisoned', { uid: 'u-poisoned' });
+    await eventually('healed', async () => (await state(poisoned)).consecutiveFailures === 0);
+    expect((await poisoned.describe()).typedSearchAttributes.get(SA_LAST_ERROR)).toBeUndefined();
+
+    expect(thrownReports.map((r) => [r.object.kind, r.object.name, r.controller, r.stage, r.message])).toEqual([
+      ['Probe', 'poisoned', PROBE_CONTROLLER, 'event', 'folding an event in threw: cannot read properties of undefined'],
+      ['Probe', 'poisoned', PROBE_CONTROLLER, 'reconcile', 'x.map is not a function'],
+    ]);
+    await finish(poisoned, 'poisoned');
+    await finish(healthy, 'healthy');
+    // not one workflow task failed: before, the throwing apply failed every retry of its task
+    const events = await historyOf(poisoned.workflowId, poisoned.firstExecutionRunId);
+    expect(ofType(events, EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)).toHaveLength(0);
   });
 
   test('a handed-over run points KcmUid at its own object even when the workflow never calls publish()', async () => {

@@ -31,12 +31,26 @@ export function runObject(): RunObject | undefined {
   return { kind, name, namespace: sa.get(SA_NAMESPACE) ?? '', uid: sa.get(SA_UID) ?? '' };
 }
 
-/** The input of the reportForbidden activity every controller's worker has (activities/kube/forbidden.ts). */
+/** The input of the reportForbidden activity every controller's worker has (activities/kube/failure-reports.ts). */
 export interface ForbiddenReport {
   /** why the activity runs, in words (DESIGN 7) */
   reason: string;
   controller: string;
   object: RunObject;
   /** the authorizer's refusal, in the API server's words */
+  message: string;
+}
+
+/** Where a controller's own workflow code threw: folding an event into its view, or reconciling. */
+export type ThrowStage = 'event' | 'reconcile';
+
+/** The input of the reportThrown activity every controller's worker has (activities/kube/failure-reports.ts). */
+export interface ThrownReport {
+  /** why the activity runs, in words (DESIGN 7) */
+  reason: string;
+  controller: string;
+  object: RunObject;
+  stage: ThrowStage;
+  /** the error, as the LastError memo shows it */
   message: string;
 }

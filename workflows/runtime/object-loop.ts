@@ -1,5 +1,6 @@
 import {
   ContinueAsNew,
+  TemporalFailure,
   condition,
   continueAsNew,
   defineQuery,
@@ -16,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { SA_LAST_ERROR } from '../search-attributes';
-import { authorizerRefusalIn, runObject, type ForbiddenReport } from './api-rejections';
+import { authorizerRefusalIn, runObject, type ForbiddenReport, type ThrowStage, type ThrownReport } from './api-rejections';
 import { taskQueueToMoveTo } from './task-queues';
 import { SHADOW_WORKFLOW_ID_PREFIX } from './workflow-ids';
 import { WakeTimers } from './wake-timers';
@@ -127,7 +128,11 @@ export interface ReconcileResult {
 export interface ObjectLoop<Signal> {
   controller: string;
   tuning: LoopTuning;
-  /** fold one signal into the workflow's view of the world; must not call activities */
+  /**
+   * fold one signal into the workflow's view of the world; must not call activities. One that
+   * throws loses that signal: the turn fails (backed off, reported) without a reconcile, and
+   * onResync is called so that a loop able to forget its view reads the world afresh.
+   */
   apply(signal: Signal): void;
   /** bring the world in line with the view; may call activities */
   reconcile(): Promise<ReconcileResult>;
@@ -183,8 +188,20 @@ export function backoffMs(tuning: LoopTuning, consecutiveFailures: number): numb
 }
 
 const { kcm } = proxySinks<KcmSinks>();
-/** registered on every controller's worker by the manager (activities/kube/forbidden.ts) */
-const reporter = proxyLocalActivities<{ reportForbidden(r: ForbiddenReport): Promise<void> }>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 3 } });
+/** registered on every controller's worker by the manager (activities/kube/failure-reports.ts) */
+const reporter = proxyLocalActivities<{
+  reportForbidden(r: ForbiddenReport): Promise<void>;
+  reportThrown(r: ThrownReport): Promise<void>;
+}>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 3 } });
+
+/**
+ * Thrown by the controller's own workflow code (a TypeError, a parse error of its own), as against
+ * a call it made that failed (an activity's failure, a cancellation: Temporal's failure types) or
+ * the run handing over to a new one.
+ */
+function thrownByCode(err: unknown): boolean {
+  return !(err instanceof TemporalFailure) && !(err instanceof ContinueAsNew);
+}
 
 /**
  * The loop every controller's per-object workflow runs: wait for signals or a timer, fold every
@@ -254,6 +271,40 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     }
   };
 
+  /** the throw last reported, so a backed-off retry that throws alike adds no history */
+  let reportedThrown: string | undefined;
+  // The controller's own code threw on this object: say so on the object, as a Warning Event and
+  // a log line, besides KcmLastError. Histories recorded before this had no such activity (a throw
+  // in reconcile was only backed off), hence the patch.
+  const reportThrown = async (stage: ThrowStage, message: string) => {
+    kcm.thrown(loop.controller, stage);
+    if (message === reportedThrown) return;
+    const object = runObject();
+    if (!object || !isPatched('thrown-reported')) return;
+    reportedThrown = message;
+    try {
+      await reporter.reportThrown({ reason: 'the controller threw on this object: a Warning Event on it', controller: loop.controller, object, stage, message });
+    } catch {
+      // best effort, as the refusal's report
+    }
+  };
+  /**
+   * Folds signals into the loop's view. A signal whose apply throws is dropped (applying it again
+   * would throw again: the code is deterministic), and the first such error is returned; before
+   * this, the throw failed the workflow task, and every retry of the task replayed into it again.
+   */
+  const fold = (signals: Signal[]): { error: unknown } | undefined => {
+    let failed: { error: unknown } | undefined;
+    for (const s of signals) {
+      try {
+        loop.apply(s);
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+    return failed;
+  };
+
   setHandler(defineQuery<LoopState>(STATE_QUERY), () => {
     const info = workflowInfo();
     return {
@@ -304,7 +355,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     }
 
     const batch = pending.splice(0, pending.length);
-    for (const s of batch) loop.apply(s);
+    const foldFailure = fold(batch);
     if (batch.length) kcm.signals(loop.controller, batch.length, Math.max(0, batch.length - 1));
 
     /** this turn was the resync's, brought no event, and left the object converged */
@@ -314,23 +365,38 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       let outcome: ReconcileOutcome;
       let result: ReconcileResult;
       let thrown: string | undefined;
-      try {
-        result = await loop.reconcile();
-      } catch (err) {
-        // A reconcile that found a new object under the name continues as new for it; that is
-        // not a failure (before this patch it was caught here and retried forever).
-        if (err instanceof ContinueAsNew && isPatched('continue-as-new-escapes-loop')) throw err;
-        // An activity that exhausted its retries or was rejected: the object is left for a
-        // backed-off retry; the workflow itself must not fail, or nothing would ever heal it.
-        log.warn('reconcile failed', { error: String(err) });
-        thrown = errorText(err);
+      if (foldFailure) {
+        // The view may lack the event, or hold part of it: nothing is planned from it now. The
+        // backoff's wake reconciles, from a view read afresh where the loop can forget it.
+        thrown = `folding an event in threw: ${errorText(foldFailure.error)}`;
+        log.warn('folding an event in threw; the event is dropped', { error: thrown });
+        loop.onResync?.();
         result = { failed: true };
+        await reportThrown('event', clip(thrown));
+      } else {
+        try {
+          result = await loop.reconcile();
+        } catch (err) {
+          // A reconcile that found a new object under the name continues as new for it; that is
+          // not a failure (before this patch it was caught here and retried forever).
+          if (err instanceof ContinueAsNew && isPatched('continue-as-new-escapes-loop')) throw err;
+          // An activity that exhausted its retries or was rejected, or the controller's own code
+          // throwing: the object is left for a backed-off retry; the workflow itself must not
+          // fail, or nothing would ever heal it.
+          log.warn('reconcile failed', { error: String(err) });
+          thrown = errorText(err);
+          result = { failed: true };
+          if (thrownByCode(err)) await reportThrown('reconcile', clip(thrown));
+        }
+        reconciles++;
       }
-      reconciles++;
       if (shadowRun && loop.reread && isPatched('shadow-rereads')) loop.reread();
       // a function (a patched() check) is asked only when signals are pending, so only a run that meets the case records it
       if (result.finished && !(pending.length > 0 && (typeof loop.drainBeforeFinish === 'function' ? loop.drainBeforeFinish() : loop.drainBeforeFinish))) {
         kcm.reconciled(loop.controller, 'finished', Date.now() - started);
+        // a run that ends after failing must not leave KcmLastError on its closed record, or
+        // `KcmLastError IS NOT NULL` lists it as stuck; runs before this ended with it set
+        if (publishedError !== undefined && isPatched('finish-clears-last-error')) publishError(undefined);
         return;
       }
       // only runs that opted in get here with a finished result: reconcile again for what came meanwhile
@@ -347,6 +413,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       } else {
         lastError = undefined;
         reportedForbidden = undefined;
+        reportedThrown = undefined;
         if (publishedError !== undefined) publishError(undefined);
       }
       waitMs = result.failed
@@ -377,7 +444,8 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     if (longHistory && loop.rereadsOnNewRun && !pauseChanged && isPatched('continue-as-new-in-timer-task')) {
       await sleep(1);
       if (!pauseChanged) {
-        for (const s of pending.splice(0, pending.length)) loop.apply(s);
+        // the next run reads the world again: a signal that throws here loses nothing it needs
+        if (fold(pending.splice(0, pending.length))) kcm.thrown(loop.controller, 'event');
         await continueRun();
       }
     }

@@ -29,6 +29,7 @@ export const PATCHES = {
   'deployment-from-cache': { added: '0.1.0' },
   'early-timer-no-resync': { added: '0.1.0' },
   'eviction-burst-per-wake': { added: '0.1.0' },
+  'finish-clears-last-error': { added: '0.1.0' },
   'forbidden-reported': { added: '0.1.0' },
   'gc-actions-in-one-activity': { added: '0.1.0' },
   'gc-drains-before-finish': { added: '0.1.0' },
@@ -46,6 +47,7 @@ export const PATCHES = {
   'settled-continue-as-new': { added: '0.1.0' },
   'shadow-rereads': { added: '0.1.0' },
   'slow-start-in-one-call': { added: '0.1.0' },
+  'thrown-reported': { added: '0.1.0' },
   'upstream-template-hash': { added: '0.1.0' },
 } as const satisfies Record<string, LivePatch | DeprecatedPatch>;
 

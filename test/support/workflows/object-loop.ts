@@ -1,6 +1,7 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import { DEFAULT_TUNING, LoopTuning, runObjectLoop } from '../../../workflows/runtime/object-loop';
 import { objectIdentity } from '../../../workflows/runtime/identity';
+import type { ThrownReport } from '../../../workflows/runtime/api-rejections';
 
 /**
  * The smallest per-object workflow: runObjectLoop with the identity helper, shaped like the real
@@ -21,15 +22,21 @@ export interface ProbeObservation {
   holdMs?: number;
   /** the reconcile asks to run again after this long */
   requeueMs?: number;
+  /** the workflow's own code throws a TypeError with this text once the observation is in (a bug, not a failed call) */
+  throws?: string;
 }
 
 export interface ProbeActivities {
   /** `applied` is the workflow's state at that reconcile: the events it has folded in so far */
   observeProbe(req: { name: string; runUid?: string; applied: string[] }): Promise<ProbeObservation>;
+  /** the report every controller's worker takes when its code throws (activities/kube/failure-reports.ts) */
+  reportThrown(req: ThrownReport): Promise<void>;
 }
 
 export interface ProbeEvent {
   note: string;
+  /** folding this event in throws a TypeError with this text, after the note is recorded (a half-applied event) */
+  throws?: string;
 }
 
 export interface ProbeInput {
@@ -75,6 +82,7 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
     rereadsOnNewRun: input.rereads,
     apply(e) {
       applied.push(e.note);
+      if (e.throws) throw new TypeError(e.throws);
     },
     async reconcile() {
       const seen = await io.observeProbe({ name: input.name, runUid: id.uid, applied });
@@ -82,6 +90,7 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
       await id.handOverIfNew(seen.uid);
       id.learn(seen.uid);
       if (seen.fail) return { failed: true, error: seen.fail };
+      if (seen.throws) throw new TypeError(seen.throws);
       if (seen.requeueMs !== undefined) {
         askedWakeAt = Date.now() + seen.requeueMs;
         return { requeueAfterMs: seen.requeueMs };
