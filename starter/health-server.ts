@@ -33,6 +33,8 @@ export interface HealthServerOptions {
   /** 0 picks a free port; the one chosen is in the result. */
   port: number;
   metrics: Metrics;
+  /** more exposition text served after the registry's: the Temporal SDK's (workers/sdk-metrics.ts) */
+  moreMetrics?: () => Promise<string>;
   readiness: () => Readiness | Promise<Readiness>;
   logger: Logger;
   serving: SecureServing;
@@ -140,7 +142,8 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
       return send(res, r.ready ? 200 : 503, r.reason);
     }
     if (path === '/metrics') {
-      const text = await metrics.registry.metrics();
+      const [ours, more] = await Promise.all([metrics.registry.metrics(), opts.moreMetrics?.() ?? '']);
+      const text = more ? `${ours}${ours.endsWith('\n') ? '' : '\n'}${more}` : ours;
       return send(res, 200, text, { 'Content-Type': metrics.registry.contentType });
     }
     return send(res, 404, '404 page not found\n');

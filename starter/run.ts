@@ -1,4 +1,5 @@
-import { DefaultLogger, LogLevel as TemporalLogLevel, Runtime } from '@temporalio/worker';
+import { DefaultLogger, LogLevel as TemporalLogLevel, Runtime, type TelemetryOptions } from '@temporalio/worker';
+import { sdkMetrics } from '../workers/sdk-metrics';
 import type { Logger } from 'pino';
 import { startManager } from '../workers/manager';
 import { writeHeapSnapshots } from '../workers/shared-workflow-threads';
@@ -20,9 +21,10 @@ const TEMPORAL_LEVEL: Record<string, TemporalLogLevel> = {
 const ROUTINE_SDK_LINES = ['Worker state changed', 'No Nexus services registered', 'No workflows registered', 'No activities registered'];
 
 /** Route the SDK's and workflows' own log lines (workflow `log.*`) into our pino stream. */
-function installRuntimeLogger(logger: Logger, level: string): void {
+function installRuntimeLogger(logger: Logger, level: string, telemetryOptions?: TelemetryOptions): void {
   const sdk = logger.child({ component: 'temporal' });
   Runtime.install({
+    ...(telemetryOptions ? { telemetryOptions } : {}),
     // the SDK's default list adds SIGUSR2 (nodemon's restart signal): here it asks for heap snapshots
     // (--heap-snapshot-dir) and must not stop the workers
     shutdownSignals: ['SIGINT', 'SIGTERM', 'SIGQUIT'],
@@ -50,7 +52,9 @@ function installRuntimeLogger(logger: Logger, level: string): void {
 /** `temporal-kcm run`: serve health/metrics, run a worker replica until SIGINT/SIGTERM. */
 export async function runManager(opts: RunOptions): Promise<void> {
   const logger = createLogger(opts.logLevel, opts.logFormat === 'text' ? klogTextDestination() : undefined);
-  installRuntimeLogger(logger, opts.logLevel);
+  // the SDK's metrics are served on /metrics, so only when there is one
+  const sdk = opts.securePort > 0 ? await sdkMetrics() : undefined;
+  installRuntimeLogger(logger, opts.logLevel, sdk?.telemetry);
   if (opts.leaderElectWarning) logger.warn(opts.leaderElectWarning);
   // upstream's flags without an option of ours: what each did (or could not do) here
   for (const f of opts.upstreamFlags) {
@@ -79,6 +83,7 @@ export async function runManager(opts: RunOptions): Promise<void> {
         bindAddress: opts.bindAddress,
         port: opts.securePort,
         metrics,
+        ...(sdk ? { moreMetrics: sdk.read } : {}),
         logger,
         readiness: () => (manager?.ready() ? true : { ready: false, reason: 'worker not running' }),
         serving: s,

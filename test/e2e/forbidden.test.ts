@@ -59,4 +59,13 @@ test('a write the authorizer refuses: Warning Event Forbidden, KcmLastError, kcm
   // a refusal is never a read's: the manager's reads stay within its role
   expect(metricValue(await manager.metrics(), 'kcm_api_forbidden_total', { verb: 'GET' })).toBe(0);
   expect(await listPods(rest, ns)).toEqual([]);
+
+  // the Temporal SDK's own metrics are on the same page, after ours: workflow tasks ran, none failed
+  const text = await manager.metrics();
+  expect(metricValue(text, 'temporal_workflow_task_execution_latency_count')).toBeGreaterThanOrEqual(1);
+  expect(metricValue(text, 'temporal_workflow_task_execution_failed')).toBe(0);
+  // one exposition: no family declared twice, every sample line well formed
+  const types = text.split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2]);
+  expect(types.filter((t, i) => types.indexOf(t) !== i)).toEqual([]);
+  expect(text.split('\n').filter((l) => l && !l.startsWith('#') && !/^[a-zA-Z_:][\w:]*(\{.*\})?\s+\S+(\s+\d+)?$/.test(l))).toEqual([]);
 }, 120_000);
