@@ -76,6 +76,18 @@ export async function runManager(opts: RunOptions): Promise<void> {
 
   const metrics = createMetrics();
   let manager: Awaited<ReturnType<typeof startManager>> | undefined;
+  /** why the start waits (Temporal unreachable), for /readyz */
+  let waitingFor: string | undefined;
+  // a stop asked for while the start still waits for Temporal ends the wait
+  const aborting = new AbortController();
+  let stop: ((signal: string) => Promise<void>) | undefined;
+  const onSignal = (signal: string) => {
+    if (stop) return void stop(signal);
+    logger.info({ signal }, 'shutting down');
+    aborting.abort();
+  };
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
   // The serving certificate (two RSA keys when self-signed, a few hundred ms of the thread pool)
   // is made while the manager connects and creates its workers: a replica is ready that much sooner.
   const serving = opts.securePort > 0
@@ -85,11 +97,11 @@ export async function runManager(opts: RunOptions): Promise<void> {
         metrics,
         ...(sdk ? { moreMetrics: sdk.read } : {}),
         logger,
-        readiness: () => (manager?.ready() ? true : { ready: false, reason: 'worker not running' }),
+        readiness: () => manager?.readiness() ?? { ready: false, reason: waitingFor ?? 'starting' },
         serving: s,
       }))
     : Promise.resolve(undefined);
-  const starting = startManager(opts, logger, metrics);
+  const starting = startManager(opts, logger, metrics, { signal: aborting.signal, waiting: (why) => { waitingFor = why; } });
   // handled below, once the port is up; until then a failure must not count as unhandled
   starting.catch(() => undefined);
   // a bad certificate or a taken port is reported at once, not after the manager's start
@@ -99,13 +111,22 @@ export async function runManager(opts: RunOptions): Promise<void> {
   });
   manager = await starting.catch(async (e: unknown) => {
     await health?.close();
+    if (aborting.signal.aborted) return undefined;
     throw e;
   });
-  const stop = async (signal: string) => {
+  if (!manager) {
+    logger.info('stopped');
+    // a connect attempt still in flight must not hold the exit until its deadline
+    setTimeout(() => process.exit(0), 0).unref();
+    return;
+  }
+  stop = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     await manager?.shutdown();
     await health?.close();
   };
+  // asked to stop after Temporal was reached but before the workers were up
+  if (aborting.signal.aborted) void manager.shutdown();
   const heapDir = opts.heapSnapshotDir;
   if (heapDir) {
     process.on('SIGUSR2', () => {
@@ -116,8 +137,6 @@ export async function runManager(opts: RunOptions): Promise<void> {
       );
     });
   }
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
   await manager.running;
   await health?.close();
   logger.info('stopped');

@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { ResolvedKubeconfig } from '../activities/kube/kubeconfig';
 import { Context } from '@temporalio/activity';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { DefaultLogger, InjectedSinks, NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { Client, WorkflowNotFoundError } from '@temporalio/client';
+import { DefaultLogger, InjectedSinks, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createInformerActivities } from '../activities/informers';
 import { LocalReads } from '../activities/informers/local-reads';
@@ -25,12 +25,12 @@ import type { KcmSinks } from '../workflows/runtime/sinks';
 import { LOCAL_ECHO_KEY, type LocalEcho } from '../workflows/runtime/local-io';
 import { refusedByAuthorizer } from '../workflows/runtime/api-rejections';
 import type { RunOptions } from '../starter/run-options';
-import { TEMPORAL_CHANNEL_ARGS, loadTemporalTls } from '../starter/run-options';
+import { loadTemporalTls } from '../starter/run-options';
 import { ActivityMap, ControllerDeps, ControllerDescriptor, concurrencyOf } from './descriptor';
 import { gatesOff } from './feature-gates';
 import { descriptorOf, implementedOf } from './registry';
 import { Metrics, resourceOfPath } from './metrics';
-import { ensureSearchAttributes } from './search-attributes';
+import { TemporalContact, connectTemporal } from './temporal-connect';
 import { cachedRunsFor } from './workflow-cache';
 import { createSharedThreadWorker, sharingSupported } from './shared-workflow-threads';
 import { DATA_CONVERTER } from './payload-codec';
@@ -46,7 +46,8 @@ function runningLocally(): boolean {
 export interface Manager {
   /** resolves when every worker has stopped */
   running: Promise<void>;
-  ready(): boolean;
+  /** workers running, and Temporal answering lately (/readyz) */
+  readiness(): { ready: boolean; reason?: string };
   shutdown(): Promise<void>;
 }
 
@@ -105,7 +106,13 @@ function runnable(opts: RunOptions, rootCa: string | undefined, logger: Logger):
   });
 }
 
-export async function startManager(opts: RunOptions, logger: Logger, metrics: Metrics): Promise<Manager> {
+/** What `run` hands the start: a way to stop a replica still waiting for Temporal, and to hear why it waits. */
+export interface StartupHooks {
+  signal?: AbortSignal;
+  waiting?(why: string | undefined): void;
+}
+
+export async function startManager(opts: RunOptions, logger: Logger, metrics: Metrics, startup: StartupHooks = {}): Promise<Manager> {
   const kc = await ResolvedKubeconfig.load(opts.kubeconfig, opts.master);
   const rootCa = rootCaOf(opts, kc);
   const controllers = runnable(opts, rootCa, logger);
@@ -120,10 +127,11 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   const clientOf = controllerClients(rest, opts.useServiceAccountCredentials, opts.kubeApiQps, opts.kubeApiBurst, logger);
 
   const tls = opts.temporalTls ? loadTemporalTls(opts.temporalTls) : undefined;
-  const connection = await Connection.connect({ address: opts.temporalAddress, tls, channelArgs: TEMPORAL_CHANNEL_ARGS });
+  const { connection, native: nativeConnection } = await connectTemporal({
+    address: opts.temporalAddress, namespace: opts.temporalNamespace, tls, logger, signal: startup.signal, waiting: startup.waiting,
+  });
   const client = new Client({ connection, namespace: opts.temporalNamespace, dataConverter: DATA_CONVERTER });
-  await ensureSearchAttributes(connection, opts.temporalNamespace);
-  const nativeConnection = await NativeConnection.connect({ address: opts.temporalAddress, tls });
+  const contact = new TemporalContact(connection, logger, opts.temporalAddress);
   const instance = `${os.hostname()}-${process.pid}`;
   // events are written by the controller that reports them, with its rights
   const recorders = new Map<KubeRest, RecordEvent>();
@@ -330,13 +338,20 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   for (const d of controllers) {
     await d.start?.({ client, taskQueue: controllerTaskQueue(opts.taskQueue, d.short), baseTaskQueue: opts.taskQueue, flags: opts.controllerFlags, tuning: input.tuning ?? {}, workflowIdPrefix });
   }
+  contact.start();
   logger.info({ controllers: shortNames, taskQueue: opts.taskQueue, temporal: opts.temporalAddress, ...(opts.shadow ? { shadow: true } : {}) },
     opts.shadow ? 'controller manager started in shadow mode: writes are dry runs, recorded as proposals' : 'controller manager started');
 
   return {
     running,
-    ready: () => workers.every((w) => w.getState() === 'RUNNING'),
+    readiness: () => {
+      const stopped = workers.filter((w) => w.getState() !== 'RUNNING').length;
+      if (stopped) return { ready: false, reason: `${stopped} of ${workers.length} workers not running` };
+      const problem = contact.problem();
+      return problem ? { ready: false, reason: problem } : { ready: true };
+    },
     async shutdown() {
+      contact.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await running.catch(() => undefined);
       await feed?.stop();

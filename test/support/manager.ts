@@ -44,12 +44,14 @@ export function productionIdentityArgs(dataDir: string, extraArgs: readonly stri
  * extraArgs adds to it instead (the flag may be repeated). `openMetrics: false` leaves the secure
  * port's always-allowed paths at their default, for a test of the port itself (metrics() then
  * needs a token). `dataDir` runs it against another stack than the shared test stack (a file's own),
- * with that stack's Temporal flags (its mTLS files for the postgres topology).
+ * with that stack's Temporal flags (its mTLS files for the postgres topology). `temporalAddress`
+ * points it elsewhere (a relay the test cuts); with `untilReady: false` it is returned once it
+ * serves /healthz.
  */
 export async function startManagerProcess(
   taskQueue: string,
   extraArgs: string[] = [],
-  opts: { controllers?: string; openMetrics?: boolean; dataDir?: string } = {},
+  opts: { controllers?: string; openMetrics?: boolean; dataDir?: string; temporalAddress?: string; untilReady?: boolean } = {},
 ): Promise<ManagerProcess> {
   const dataDir = opts.dataDir ?? TEST_DATA_DIR;
   const state = readState(dataDir);
@@ -61,7 +63,7 @@ export async function startManagerProcess(
   const child = spawn(process.execPath, [
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
     ...productionIdentityArgs(dataDir, extraArgs),
-    '--temporal-address', temporal.address,
+    '--temporal-address', opts.temporalAddress ?? temporal.address,
     ...temporalTlsArgs(temporal.tls),
     '--task-queue', taskQueue,
     '--bind-address', '127.0.0.1',
@@ -77,7 +79,8 @@ export async function startManagerProcess(
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`manager exited with ${child.exitCode}; see ${logFile}`);
-    if ((await probeSecurePort(port, '/readyz')).status === 200) break;
+    // a replica meant to wait for Temporal is up once it serves /healthz
+    if ((await probeSecurePort(port, opts.untilReady === false ? '/healthz' : '/readyz')).status === 200) break;
     if (Date.now() > deadline) throw new Error(`manager not ready in 60s; see ${logFile}`);
     await new Promise((r) => setTimeout(r, 200));
   }
