@@ -36,7 +36,7 @@ async function running(client: Client, o: ObjectRef): Promise<WorkflowRef[]> {
 
 function formatState(w: WorkflowRef, s: LoopState): string {
   const lines = [`${s.controller}  ${w.workflowId}  run ${s.runId}`];
-  lines.push(`  ${s.paused ? `PAUSED since ${s.paused.since}${s.paused.reason ? ` (${s.paused.reason})` : ''}` : 'reconciling'}; ${s.reconciles} reconciles this run, ${s.pendingSignals} events pending, history ${s.historyLength} events`);
+  lines.push(`  ${s.paused ? `PAUSED since ${s.paused.since}${s.paused.reason ? ` (${s.paused.reason})` : ''}` : 'reconciling'}; ${s.reconciles} reconciles this run, ${s.pendingSignals} events pending, history ${s.historyLength} events${s.historyBytes ? ` (${Math.ceil(s.historyBytes / 1024)} KiB)` : ''}`);
   if (s.lastReconcile) lines.push(`  last reconcile ${s.lastReconcile.at}: ${s.lastReconcile.outcome} in ${s.lastReconcile.durationMs} ms`);
   if (s.lastError) lines.push(`  ! failing (${s.consecutiveFailures} in a row) since ${s.lastError.at}: ${s.lastError.message}`);
   if (s.nextWakeAt) lines.push(`  next reconcile without events: ${s.nextWakeAt}`);

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
@@ -109,7 +109,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     // The waits are the loop's timers, exact in the history: one per failure, then the resync.
     const timers = ofType(await historyOf(h.workflowId, h.firstExecutionRunId), EventType.EVENT_TYPE_TIMER_STARTED)
       .map((e) => tsToMs(e.timerStartedEventAttributes!.startToFireTimeout));
-    const expected = Array.from({ length: failures }, (_, i) => backoffMs({ ...tuning, maxHistoryEvents: 10_000, idleHistoryEvents: 10_000, settleMs: 0, maxRunAgeMs: 3_600_000 }, i + 1));
+    const expected = Array.from({ length: failures }, (_, i) => backoffMs({ ...tuning, maxHistoryEvents: 10_000, maxHistoryBytes: 1 << 30, idleHistoryEvents: 10_000, settleMs: 0, maxRunAgeMs: 3_600_000 }, i + 1));
     expect(expected.slice(0, 4)).toEqual([100, 200, 400, 400]);
     expect(timers).toEqual([...expected, 3_600_000]);
     // and the retries really waited that long
@@ -229,6 +229,30 @@ describe('runObjectLoop on the Temporal dev server', () => {
     expect(last.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
     const carried = defaultPayloadConverter.fromPayload<ProbeInput>(last.workflowExecutionContinuedAsNewEventAttributes!.input!.payloads![0]);
     expect(carried).toMatchObject({ name, uid: 'u-long', applied: ['a', 'b'], generation: 1 });
+    await finish(h, name);
+  });
+
+  test('a run whose history passes maxHistoryBytes continues as new with its state, far short of maxHistoryEvents', async () => {
+    const name = 'heavy';
+    const maxHistoryBytes = 64 * 1024;
+    world.set(name, { uid: 'u-heavy' });
+    const h = await start(name, { uid: 'u-heavy', tuning: { resyncMs: 3_600_000, maxHistoryEvents: 10_000, idleHistoryEvents: 10_000, maxHistoryBytes } });
+    await eventually('the first reconcile', () => callsOf(name).length >= 1);
+    // three signals of 30 KiB of incompressible text each (the codec compresses past 128 KiB only)
+    const ballast = () => randomBytes(15 * 1024).toString('hex');
+    for (const note of ['a', 'b', 'c']) {
+      await h.signal<[ProbeEvent]>(OBJECT_EVENT_SIGNAL, { note, ballast: ballast() });
+      await eventually(`${note} reconciled`, () => callsOf(name).some((c) => c.applied.includes(note)));
+    }
+
+    const next = await continuedRun(h);
+    expect(next.view?.applied).toEqual(['a', 'b', 'c']);
+    const first = await historyOf(h.workflowId, h.firstExecutionRunId);
+    expect(first.length).toBeLessThan(100);
+    expect(first[first.length - 1].eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+    // the bound's patch is recorded in the run that met it
+    expect(patchesIn(first)).toContain('history-bytes-bound');
+    expect((await state(h)).historyBytes).toBeLessThan(maxHistoryBytes);
     await finish(h, name);
   });
 

@@ -58,6 +58,8 @@ export interface LoopState {
   /** when this converged run continues as new if nothing happens first (LoopTuning.settleMs) */
   settlesAt?: string;
   historyLength: number;
+  /** the run's history size in bytes, as of its last workflow task */
+  historyBytes: number;
   view?: ObjectView;
 }
 
@@ -73,6 +75,12 @@ export interface LoopTuning {
   backoffMaxMs: number;
   /** continue-as-new once history passes this many events (or when Temporal suggests it) */
   maxHistoryEvents: number;
+  /**
+   * continue-as-new once history passes this many bytes: Temporal terminates a run at 50 MiB
+   * whatever its event count, and a server configured never to suggest continue-as-new would let a
+   * run of large signals (snapshots of big objects) get there well before maxHistoryEvents
+   */
+  maxHistoryBytes: number;
   /**
    * a converged run continues as new at a quiet resync (the resync timer's turn, with no event and
    * nothing left to do) once its history passes this many events, so that a replica that wakes it
@@ -105,6 +113,8 @@ export const DEFAULT_TUNING: LoopTuning = {
   backoffBaseMs: 1000,
   backoffMaxMs: 5 * 60_000,
   maxHistoryEvents: 10_000,
+  // a fifth of Temporal's hard limit, past its 10 MiB warning
+  maxHistoryBytes: 10 * 1024 * 1024,
   // runs of earlier builds had no such knob; they take this one, and their old turns replay as
   // they were recorded, since the continue-as-new it brings is behind a patch
   idleHistoryEvents: 100,
@@ -320,6 +330,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
       ...(nextWakeAt !== undefined && !paused ? { nextWakeAt: iso(nextWakeAt) } : {}),
       ...(settleAt !== undefined && !paused ? { settlesAt: iso(settleAt) } : {}),
       historyLength: info.historyLength,
+      historyBytes: info.historySize,
       ...(loop.describe ? { view: loop.describe() } : {}),
     };
   });
@@ -432,7 +443,10 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     // A run past its age continues as new as a long one does. Runs before the bound never did;
     // the patch is asked only once the run is that old, so only such runs record it.
     const tooOld = Date.now() >= runAgeLimitAt && isPatched('run-age-bound');
-    const longHistory = info.continueAsNewSuggested || info.historyLength >= loop.tuning.maxHistoryEvents || tooOld;
+    // Bytes as well as events: runs before the byte bound never counted them, so the patch is
+    // asked only once a run is past it.
+    const tooBig = info.historySize >= loop.tuning.maxHistoryBytes && isPatched('history-bytes-bound');
+    const longHistory = info.continueAsNewSuggested || info.historyLength >= loop.tuning.maxHistoryEvents || tooOld || tooBig;
     // The server refuses a task that closes the run if a signal reached it while the task ran, and
     // the worker then drops the run and replays its whole history (about 0.6 ms of CPU an event)
     // before trying again. Decided below, continue-as-new shares its task with the reconcile's

@@ -37,6 +37,8 @@ export interface ProbeEvent {
   note: string;
   /** folding this event in throws a TypeError with this text, after the note is recorded (a half-applied event) */
   throws?: string;
+  /** carried and ignored: weight for a history that grows in bytes rather than events */
+  ballast?: string;
 }
 
 export interface ProbeInput {
