@@ -1,6 +1,8 @@
 import { Connection, type TLSConfig } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
+import { sleep } from '../activities/informers/reflector';
+import { onAbort } from '../activities/kube/rest';
 import { TEMPORAL_CHANNEL_ARGS } from '../starter/run-options';
 import { ensureSearchAttributes } from './search-attributes';
 
@@ -27,29 +29,14 @@ const MAX_RETRY_MS = 30_000;
 /** the same failure again is logged this often, not at every retry */
 const REPEAT_LOG_MS = 60_000;
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error('stopped while waiting for Temporal'));
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(new Error('stopped while waiting for Temporal'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
+const STOPPED = 'stopped while waiting for Temporal';
 
 /** `p`, or a rejection as soon as `signal` is aborted */
 function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
   if (!signal) return p;
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error('stopped while waiting for Temporal'));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    const off = onAbort(signal, () => reject(new Error(STOPPED)));
+    p.then(resolve, reject).finally(off);
   });
 }
 
@@ -95,6 +82,7 @@ export async function connectTemporal(o: ConnectOptions): Promise<TemporalConnec
         lastLogged = { message, at: now };
       }
       await sleep(delay, o.signal);
+      if (o.signal?.aborted) throw new Error(STOPPED);
       delay = Math.min(MAX_RETRY_MS, delay * 2);
     }
   }

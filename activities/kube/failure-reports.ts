@@ -1,4 +1,4 @@
-import type { ForbiddenReport, ThrownReport } from '../../workflows/runtime/api-rejections';
+import type { ForbiddenReport, RunObject, ThrownReport } from '../../workflows/runtime/api-rejections';
 import type { ControllerDeps } from '../../workers/descriptor';
 import { RESOURCES, apiVersionOf } from './resources';
 
@@ -13,8 +13,8 @@ export const RECONCILE_ERROR_REASON = 'ReconcileError';
  * LastError memo and KcmLastError carry the same text (the object loop sets them).
  */
 export function createFailureReporter(component: string, deps: ControllerDeps) {
-  const involved = (o: ForbiddenReport['object']) => ({ apiVersion: API_VERSION_OF_KIND.get(o.kind) ?? '', kind: o.kind, namespace: o.namespace, name: o.name, uid: o.uid });
-  const keyOf = (o: ForbiddenReport['object']) => (o.namespace ? `${o.namespace}/${o.name}` : o.name);
+  const involved = (o: RunObject) => ({ apiVersion: API_VERSION_OF_KIND.get(o.kind) ?? '', kind: o.kind, namespace: o.namespace, name: o.name, uid: o.uid });
+  const keyOf = (o: RunObject) => (o.namespace ? `${o.namespace}/${o.name}` : o.name);
   return {
     /**
      * The authorizer refused a call (403: a right is missing). Upstream's controllers log such an

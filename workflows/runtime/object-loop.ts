@@ -17,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { SA_LAST_ERROR } from '../search-attributes';
-import { authorizerRefusalIn, runObject, type ForbiddenReport, type ThrowStage, type ThrownReport } from './api-rejections';
+import { authorizerRefusalIn, runObject, type ForbiddenReport, type RunObject, type ThrowStage, type ThrownReport } from './api-rejections';
 import { taskQueueToMoveTo } from './task-queues';
 import { SHADOW_WORKFLOW_ID_PREFIX } from './workflow-ids';
 import { WakeTimers } from './wake-timers';
@@ -214,6 +214,33 @@ function thrownByCode(err: unknown): boolean {
 }
 
 /**
+ * A report on the run's object (a local activity) once per streak of the same text, so that a
+ * backed-off retry failing alike adds no history; reset() ends the streak. `patched` guards the
+ * activity for histories recorded before it, and is asked only when a report would go out, so
+ * only runs that meet the case record the patch. Best effort: the reconcile's own backoff goes on
+ * either way.
+ */
+function streakReports<Extra = undefined>(patched: () => boolean, send: (object: RunObject, text: string, extra: Extra) => Promise<void>) {
+  let last: string | undefined;
+  return {
+    async report(text: string, extra: Extra): Promise<void> {
+      if (text === last) return;
+      const object = runObject();
+      if (!object || !patched()) return;
+      last = text;
+      try {
+        await send(object, text, extra);
+      } catch {
+        // said in the run's KcmLastError all the same
+      }
+    },
+    reset(): void {
+      last = undefined;
+    },
+  };
+}
+
+/**
  * The loop every controller's per-object workflow runs: wait for signals or a timer, fold every
  * pending signal into state, reconcile once, repeat. A burst of events therefore costs one
  * reconcile, and a reconcile never overlaps another for the same object (one workflow per ID).
@@ -262,41 +289,23 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   /** when this run is old enough to continue as new at its next turn with nothing pending (see LoopTuning.maxRunAgeMs) */
   const runAgeLimitAt = workflowInfo().runStartTime.getTime() + loop.tuning.maxRunAgeMs;
   const shadowRun = workflowInfo().workflowId.startsWith(SHADOW_WORKFLOW_ID_PREFIX);
-  /** the refusal last reported, so a backed-off retry refused alike adds no history */
-  let reportedForbidden: string | undefined;
   // A right the manager or the controller's account lacks is not the object's fault: say so on the
   // object (a Warning Event, and a log line) besides KcmLastError, as upstream's controllers record
-  // a refused write.
-  // Histories recorded before this have no such activity, hence the patch.
+  // a refused write. Histories recorded before this have no such activity, hence the patch.
+  const forbiddenReports = streakReports(() => isPatched('forbidden-reported'), (object, message) =>
+    reporter.reportForbidden({ reason: 'the authorizer refused this controller a call (403): a Warning Event on the object', controller: loop.controller, object, message }));
   const reportIfForbidden = async (failure: string) => {
     const refusal = authorizerRefusalIn(failure);
-    if (!refusal || refusal === reportedForbidden) return;
-    const object = runObject();
-    if (!object || !isPatched('forbidden-reported')) return;
-    reportedForbidden = refusal;
-    try {
-      await reporter.reportForbidden({ reason: 'the authorizer refused this controller a call (403): a Warning Event on the object', controller: loop.controller, object, message: refusal });
-    } catch {
-      // the report is best effort: the reconcile's own backoff goes on either way
-    }
+    if (refusal) await forbiddenReports.report(refusal, undefined);
   };
-
-  /** the throw last reported, so a backed-off retry that throws alike adds no history */
-  let reportedThrown: string | undefined;
   // The controller's own code threw on this object: say so on the object, as a Warning Event and
   // a log line, besides KcmLastError. Histories recorded before this had no such activity (a throw
   // in reconcile was only backed off), hence the patch.
+  const thrownReports = streakReports<ThrowStage>(() => isPatched('thrown-reported'), (object, message, stage) =>
+    reporter.reportThrown({ reason: 'the controller threw on this object: a Warning Event on it', controller: loop.controller, object, stage, message }));
   const reportThrown = async (stage: ThrowStage, message: string) => {
     kcm.thrown(loop.controller, stage);
-    if (message === reportedThrown) return;
-    const object = runObject();
-    if (!object || !isPatched('thrown-reported')) return;
-    reportedThrown = message;
-    try {
-      await reporter.reportThrown({ reason: 'the controller threw on this object: a Warning Event on it', controller: loop.controller, object, stage, message });
-    } catch {
-      // best effort, as the refusal's report
-    }
+    await thrownReports.report(message, stage);
   };
   /**
    * Folds signals into the loop's view. A signal whose apply throws is dropped (applying it again
@@ -423,8 +432,8 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         await reportIfForbidden(thrown ?? result.error ?? '');
       } else {
         lastError = undefined;
-        reportedForbidden = undefined;
-        reportedThrown = undefined;
+        forbiddenReports.reset();
+        thrownReports.reset();
         if (publishedError !== undefined) publishError(undefined);
       }
       waitMs = result.failed
