@@ -16,15 +16,16 @@ export interface ChaosArgs {
   out: string;
 }
 
-export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace,endpoints,hostile] [--faults kills,api,restarts]
+export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace,endpoints,hostile] [--faults kills,pauses,api,restarts]
                                [--fault-rate 0.2] [--kills N] [--seed N] [--out docs/RELIABILITY.md]
 
   --quick          smaller workloads and fewer kills
   --scenarios L    which to run, comma-separated (default: all): rollout, foreground, jobs, namespace, endpoints,
                    hostile (the corpus of valid objects controllers may choke on)
   --faults L       which kinds of fault, one pass of ours each (default: all): kills (replicas killed with
-                   kill -9), api (requests refused and watches cut by a proxy), restarts (etcd and
-                   kube-apiserver, then the Temporal server, killed and started again)
+                   kill -9), pauses (replicas stopped with SIGSTOP for 20 to 60 s, then continued), api
+                   (requests refused and watches cut by a proxy), restarts (etcd and kube-apiserver, then
+                   the Temporal server, killed and started again)
   --fault-rate R   the share of API requests the proxy refuses, 0..1 (default 0.2)
   --kills N        replicas killed with kill -9 per scenario (default 20, quick 6), one every 5 to 20 s
   --seed N         the storm's seed: the same seed kills the same replicas at the same moments

@@ -1,11 +1,12 @@
+import type { PausePlan, PauseRecord } from './pauses';
 import type { FaultCounts, FaultPlan } from './proxy';
 import type { RestartRecord } from './restarts';
 import type { KillRecord, StormPlan } from './storm';
 import type { ChaosMode } from './scenarios/types';
 
 /** The kinds of fault a pass of ours runs under, one kind per pass. */
-export type FaultName = 'kills' | 'api' | 'restarts';
-export const FAULT_NAMES: FaultName[] = ['kills', 'api', 'restarts'];
+export type FaultName = 'kills' | 'pauses' | 'api' | 'restarts';
+export const FAULT_NAMES: FaultName[] = ['kills', 'pauses', 'api', 'restarts'];
 
 /** One manager's pass through one scenario. */
 export interface PassRecord {
@@ -24,7 +25,8 @@ export interface FaultedPass extends PassRecord {
   kills?: KillRecord[];
   api?: FaultCounts;
   restarts?: RestartRecord[];
-  /** injected events (kills, restarts) that came before the end state first held */
+  pauses?: PauseRecord[];
+  /** injected events (kills, pauses, restarts) that came before the end state first held */
   beforeConverged: number;
   /** where this pass ended differently from upstream, field by field */
   differences: string[];
@@ -43,6 +45,7 @@ export interface ChaosResults {
   storm: StormPlan & { replicas: number };
   api: FaultPlan & { replicas: number };
   restarts: { gapMs: number; replicas: number };
+  pauses: PausePlan & { replicas: number };
   startedAt: string;
   finishedAt: string;
   scenarios: ScenarioRecord[];
@@ -67,6 +70,8 @@ export function injected(p: FaultedPass): string {
   switch (p.faults) {
     case 'kills':
       return `${p.kills?.length ?? 0} x kill -9 of a replica (${p.beforeConverged} before converged)`;
+    case 'pauses':
+      return `${p.pauses?.length ?? 0} x SIGSTOP of a replica${p.pauses?.length ? ` for ${p.pauses.map((x) => `${(x.stoppedForMs / 1000).toFixed(0)} s`).join(', ')}` : ''} (${p.beforeConverged} before converged)`;
     case 'api': {
       const c = p.api;
       if (!c) return 'API faults (none counted)';
@@ -88,10 +93,11 @@ export function renderFaults(r: ChaosResults, rawPath: string): string {
     `Each scenario runs on the chaos stack (.local/chaos-stack) once under one upstream kube-controller-manager v1.35.4 with no faults, for the reference end state, and then under ours once per kind of fault, each from the change on (seed ${r.seed}; \`--seed ${r.seed}\` repeats the same faults):`,
     '',
     `- **kills**: ${r.storm.replicas} replicas on one task queue; a random one is killed with \`kill -9\` and restarted ${r.storm.kills} times, one every ${r.storm.minGapMs / 1000} to ${r.storm.maxGapMs / 1000} s.`,
+    `- **pauses**: ${r.pauses.replicas} replicas on one task queue; a random one is stopped with SIGSTOP for ${r.pauses.minStopMs / 1000} to ${r.pauses.maxStopMs / 1000} s and then continued, ${r.pauses.pauses} times, one every ${r.pauses.minGapMs / 1000} to ${r.pauses.maxGapMs / 1000} s after the last ended.`,
     `- **api**: ${r.api.replicas} replica${r.api.replicas === 1 ? '' : 's'} talking to kube-apiserver through the fault proxy (chaos/proxy.ts), from start-up on: ${Math.round(r.api.rate * 100)}% of requests get 429 with Retry-After, 500, 503, 409 (updates only) or a dropped connection instead of an answer, and every watch is cut after ${r.api.watchCutMinMs / 1000} to ${r.api.watchCutMaxMs / 1000} s.`,
     `- **restarts**: ${r.restarts.replicas} replica${r.restarts.replicas === 1 ? '' : 's'}; ${r.restarts.gapMs / 1000} s into the change etcd and kube-apiserver are killed with \`kill -9\` and started again on their data, and ${r.restarts.gapMs / 1000} s after they answer again, the Temporal server.`,
     '',
-    `Both managers get the lifted client rate limit. The end state is checked when it first holds, again after the faults and a pause, field by field against upstream's, and for the invariants (exact counts, exactly the pods the workload needs made and deleted, no orphan, every controller write carrying the precondition it needs; from the end state and the API server's audit log; and, for ours, no replica exited on its own, no Secret's value in a history or log, no run over its history budget). Raw results: \`${rawPath}\`.`,
+    `Both managers get the lifted client rate limit. The end state is checked when it first holds, again after the faults and a pause, field by field against upstream's, and for the invariants (exact counts, exactly the pods the workload needs made and deleted, no orphan, every controller write carrying the precondition it needs, no write by a replica after another took its activity over; from the end state and the API server's audit log; and, for ours, no replica exited on its own, no Secret's value in a history or log, no run over its history budget). Raw results: \`${rawPath}\`.`,
     '',
     '| scenario | faults injected | upstream, no faults: converged after | ours: converged after | ours / upstream | end state held after the faults | invariant violations: upstream / ours | differences from upstream |',
     '| --- | --- | ---: | ---: | ---: | --- | ---: | ---: |',

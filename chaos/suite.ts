@@ -13,8 +13,9 @@ import { sleep, waitFor } from '../bench/lib/util';
 import { pkiPaths } from '../starter/local/pki';
 import { auditLogPath } from '../starter/local/stack';
 import type { ChaosArgs } from './args';
-import { diffOutcomes, preconditionViolations } from './checks';
+import { diffOutcomes, preconditionViolations, staleAttemptWrites } from './checks';
 import { historyViolations, plantSecret } from './histories';
+import { planPauses, runPauses, type PausePlan, type PauseRecord } from './pauses';
 import { startFaultProxy, proxiedKubeconfig, type FaultPlan, type FaultProxy } from './proxy';
 import { injected, passPassed, type ChaosResults, type FaultName, type FaultedPass, type PassRecord, type ScenarioRecord } from './report';
 import { restartPlan, runRestarts, type RestartRecord } from './restarts';
@@ -28,8 +29,8 @@ import type { ChaosContext, ChaosScenario } from './scenarios/types';
 import { planStorm, runStorm, seededRandom, type KillRecord, type StormPlan } from './storm';
 
 export const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario, endpointsScenario, hostileScenario];
-/** kills need replicas to move work between; API faults and restarts hit one replica alone, the plain case */
-const replicasFor = (fault: FaultName) => (fault === 'kills' ? 3 : 1);
+/** kills and pauses need replicas to move work between; API faults and restarts hit one replica alone, the plain case */
+const replicasFor = (fault: FaultName) => (fault === 'kills' || fault === 'pauses' ? 3 : 1);
 /** restarts: the pause before each, from the change and then from the previous one's end */
 const RESTART_GAP_MS = 3_000;
 /** how long the end state may take after the change (upstream) or after the storm (ours) */
@@ -50,6 +51,14 @@ function stormPlan(args: ChaosArgs): StormPlan {
   return { kills: args.kills ?? (args.mode === 'full' ? 20 : 6), minGapMs: 5_000, maxGapMs: 20_000 };
 }
 
+/**
+ * pauses: each replica stopped past its workflow tasks' 10 s timeout and its activities' heartbeat
+ * timeouts, so its work moves while it sleeps; one after another, 5 to 15 s apart
+ */
+function pausePlan(args: ChaosArgs): PausePlan {
+  return { pauses: args.mode === 'full' ? 4 : 2, minGapMs: 5_000, maxGapMs: 15_000, minStopMs: 20_000, maxStopMs: 60_000 };
+}
+
 /** the proxy's faults: watches cut after 5 to 30 s, as often as a busy load balancer might */
 function apiPlan(args: ChaosArgs): FaultPlan {
   return { rate: args.faultRate, watchCutMinMs: 5_000, watchCutMaxMs: 30_000 };
@@ -63,7 +72,7 @@ async function finish(s: ChaosScenario, ctx: ChaosContext, audit: AuditLog, conv
     stable = await s.converged(ctx).catch(() => false);
   }
   const events = audit.events();
-  const violations = [...await s.violations(ctx, events), ...preconditionViolations(events)];
+  const violations = [...await s.violations(ctx, events), ...preconditionViolations(events), ...staleAttemptWrites(events)];
   return { pass: { convergedAfterS, stable, violations }, outcome: await s.outcome(ctx) };
 }
 
@@ -131,8 +140,9 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     audit.mark();
     const t0 = Date.now();
     const note = (l: string) => log(`${s.slug} (${fault}): ${l}`);
-    const injecting: Promise<{ kills?: KillRecord[]; restarts?: RestartRecord[] }> =
+    const injecting: Promise<{ kills?: KillRecord[]; restarts?: RestartRecord[]; pauses?: PauseRecord[] }> =
       fault === 'kills' ? runStorm(slots, planStorm(stormPlan(args), replicas, random), start, stop.signal, note).then((kills) => ({ kills }))
+      : fault === 'pauses' ? runPauses(slots, planPauses(pausePlan(args), replicas, random), stop.signal, note).then((pauses) => ({ pauses }))
       : fault === 'restarts' ? runRestarts(stack.dataDir, restartPlan(RESTART_GAP_MS), stop.signal, note).then((restarts) => ({ restarts }))
       : Promise.resolve({});
     // a failed restart rejects the injection: noted here, thrown by the await below
@@ -155,7 +165,7 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     // every replica the faults left running is still running: none crashed on what it was given
     pass.violations.push(...slots.flatMap((p, i) => (p.alive() ? [] : [`replica ${i} (pid ${p.pid}) exited on its own; see ${p.logFile}`])));
     pass.violations.push(...await historyViolations({ temporalAddress: stack.temporalAddress, taskQueue, logFiles: slots.map((p) => p.logFile), log: note }));
-    const times = [...(record.kills ?? []), ...(record.restarts ?? [])].map((k) => k.atMs);
+    const times = [...(record.kills ?? []), ...(record.restarts ?? []), ...(record.pauses ?? [])].map((k) => k.atMs);
     const beforeConverged = convergedAt === undefined ? times.length : times.filter((at) => t0 + at < convergedAt!).length;
     return { pass: { ...plain, ...pass, ...record, api: proxy?.counts(), beforeConverged }, outcome };
   } catch (e) {
@@ -176,7 +186,7 @@ export async function runChaos(stack: BenchStack, args: ChaosArgs, seed: number,
   const audit = new AuditLog(auditLogPath(stack.dataDir));
   const results: ChaosResults = {
     mode: args.mode, seed, storm: { ...stormPlan(args), replicas: replicasFor('kills') }, api: { ...apiPlan(args), replicas: replicasFor('api') },
-    restarts: { gapMs: RESTART_GAP_MS, replicas: replicasFor('restarts') }, startedAt: new Date().toISOString(), finishedAt: '', scenarios: [],
+    restarts: { gapMs: RESTART_GAP_MS, replicas: replicasFor('restarts') }, pauses: { ...pausePlan(args), replicas: replicasFor('pauses') }, startedAt: new Date().toISOString(), finishedAt: '', scenarios: [],
   };
   try {
     for (const slug of args.scenarios) {

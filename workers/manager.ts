@@ -11,6 +11,7 @@ import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
 import { createFailureReporter } from '../activities/kube/failure-reports';
 import { listOnly } from '../activities/kube/manager-reads';
+import { ContactClock, currentAttemptLease, runningAttempt } from '../activities/kube/fence';
 import { type Proposal, runningActivityInput, shadowed } from '../activities/kube/shadow';
 import { ShadowFeed } from '../activities/shadow/feed';
 import { SA_KIND } from '../workflows/search-attributes';
@@ -52,23 +53,50 @@ export interface Manager {
 }
 
 
+/** What the fence around each controller activity needs: see activities/kube/fence.ts. */
+export interface Fencing {
+  clock: ContactClock;
+  /** this replica, as request User-Agents name it */
+  replica: string;
+  logger: Logger;
+  /** attempts running now: the contact probe runs often while there are any */
+  running: { count: number };
+}
+
 /**
- * Count failures per activity name, so `kcm_activity_errors_total` shows what keeps failing; and a
+ * Count failures per activity name, so `kcm_activity_errors_total` shows what keeps failing; a
  * local run hands back its input with its result, as its marker records no input
- * (workflows/runtime/local-io.ts says why).
+ * (workflows/runtime/local-io.ts says why); and with `fencing`, each attempt's writes go out only
+ * while it holds its lease.
  */
-function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(acts: T, metrics: Metrics): T {
+function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(acts: T, metrics: Metrics, fencing?: Fencing): T {
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(acts)) {
     out[name] = async (...args: never[]) => {
+      const lease = fencing ? currentAttemptLease(fencing.clock) : undefined;
+      // a task the server just handed over is an answer from Temporal
+      if (lease && !lease.info.isLocal) fencing!.clock.heard(lease.startedAt);
+      if (fencing) fencing.running.count++;
       try {
         // the input's reason goes with any write the activity makes under --shadow
-        const result = await runningActivityInput.run(args[0], () => fn(...args));
+        const run = () => runningActivityInput.run(args[0], () => fn(...args));
+        const result = lease ? await runningAttempt.run({ lease, replica: fencing!.replica }, run) : await run();
+        // a refused write the activity's code took for a passing failure: its result misses it
+        if (lease?.refusedWrites) throw lease.failure();
         return runningLocally() ? ({ [LOCAL_ECHO_KEY]: true, input: args[0], result } satisfies LocalEcho) : result;
       } catch (e) {
-        const reason = (e as { type?: string }).type ?? (e as Error).name ?? 'Error';
+        const fenced = lease?.refusedWrites ? lease.failure() : undefined;
+        if (fenced) {
+          metrics.fencedAttemptsTotal.inc({ activity: name });
+          fencing!.logger.warn({ activity: name, workflowId: lease!.info.workflowId, attempt: lease!.info.attempt, why: lease!.lost },
+            'activity attempt lost its lease: its writes were refused');
+        }
+        const failure = fenced ?? e;
+        const reason = (failure as { type?: string }).type ?? (failure as Error).name ?? 'Error';
         metrics.activityErrorsTotal.inc({ activity: name, reason });
-        throw e;
+        throw failure;
+      } finally {
+        if (fencing) fencing.running.count--;
       }
     };
   }
@@ -131,8 +159,11 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     address: opts.temporalAddress, namespace: opts.temporalNamespace, tls, logger, signal: startup.signal, waiting: startup.waiting,
   });
   const client = new Client({ connection, namespace: opts.temporalNamespace, dataConverter: DATA_CONVERTER });
-  const contact = new TemporalContact(connection, logger, opts.temporalAddress);
   const instance = `${os.hostname()}-${process.pid}`;
+  const fencing: Fencing = { clock: new ContactClock(), replica: instance, logger, running: { count: 0 } };
+  const contact = new TemporalContact(connection, logger, opts.temporalAddress, fencing.clock, () => fencing.running.count > 0);
+  // from now: a worker may run activities as soon as it exists, and their fences need the answers
+  contact.start();
   // events are written by the controller that reports them, with its rights
   const recorders = new Map<KubeRest, RecordEvent>();
   // a controller without a ServiceAccount still names itself in its User-Agent, as upstream's does
@@ -175,7 +206,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     ...d.activities({ ...depsOf(d.name), reader: shadowOf(managerReader, d.short), depsOf, flags: opts.controllerFlags, rootCa, rootCaFile: opts.rootCaFile, local }),
     // what every object loop calls when its reconcile is refused or throws (workflows/runtime/object-loop.ts)
     ...createFailureReporter(d.name, depsOf(d.name)),
-  }, metrics);
+  }, metrics, fencing);
 
   const sinks: InjectedSinks<KcmSinks> = {
     kcm: {
@@ -255,6 +286,11 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     dataConverter: DATA_CONVERTER,
     // a dead replica's sticky workflow tasks move to the shared queue quickly
     stickyQueueScheduleToStartTimeout: '2s',
+    // A heartbeat leaves at most this long after the activity beats (by default 80% of its
+    // timeout), so the server's view of an attempt lags this replica's by no more than a second:
+    // the fence (activities/kube/fence.ts) can then trust a beat it made until most of the
+    // heartbeat timeout has passed.
+    maxHeartbeatThrottleInterval: '1 second',
   } as const;
   /** a worker's cache size and workflow task slots, from its cache size (undefined: the SDK's default) */
   const cacheOptions = (cached: number | undefined, slots: number) => ({
@@ -338,7 +374,6 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   for (const d of controllers) {
     await d.start?.({ client, taskQueue: controllerTaskQueue(opts.taskQueue, d.short), baseTaskQueue: opts.taskQueue, flags: opts.controllerFlags, tuning: input.tuning ?? {}, workflowIdPrefix });
   }
-  contact.start();
   logger.info({ controllers: shortNames, taskQueue: opts.taskQueue, temporal: opts.temporalAddress, ...(opts.shadow ? { shadow: true } : {}) },
     opts.shadow ? 'controller manager started in shadow mode: writes are dry runs, recorded as proposals' : 'controller manager started');
 

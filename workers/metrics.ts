@@ -31,6 +31,7 @@ export interface Metrics {
   /** Errors a controller's own workflow code threw, by controller and stage (event, reconcile). */
   readonly controllerThrowsTotal: Counter<'controller' | 'stage'>;
   readonly activityErrorsTotal: Counter<'activity' | 'reason'>;
+  readonly fencedAttemptsTotal: Counter<'activity'>;
   /** API calls the authorizer refused (403; not quota or webhook denials), by client */
   readonly apiForbiddenTotal: Counter<'client' | 'verb' | 'resource'>;
   /** code: the HTTP status as a string, or "<error>" when no response came back. */
@@ -157,6 +158,12 @@ export function createMetrics(): Metrics {
       name: 'kcm_activity_errors_total',
       help: 'Activity attempts that failed, by activity and reason.',
       labelNames: ['activity', 'reason'] as const,
+      registers,
+    }),
+    fencedAttemptsTotal: new Counter({
+      name: 'kcm_fenced_attempts_total',
+      help: 'Activity attempts that had writes refused because they may no longer be this replica\'s (cancelled, overdue heartbeat, near their limit, or Temporal unheard for most of their lease), by activity.',
+      labelNames: ['activity'] as const,
       registers,
     }),
     apiRequestsTotal: new Counter({

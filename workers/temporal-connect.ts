@@ -3,6 +3,7 @@ import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { sleep } from '../activities/informers/reflector';
 import { onAbort } from '../activities/kube/rest';
+import { ContactClock } from '../activities/kube/fence';
 import { TEMPORAL_CHANNEL_ARGS } from '../starter/run-options';
 import { ensureSearchAttributes } from './search-attributes';
 
@@ -88,7 +89,13 @@ export async function connectTemporal(o: ConnectOptions): Promise<TemporalConnec
   }
 }
 
-const CONTACT_EVERY_MS = 10_000;
+/** the probe's period while no activity runs: enough for /readyz */
+const CONTACT_IDLE_EVERY_MS = 10_000;
+/**
+ * the probe's period while activities run: each attempt's fence (activities/kube/fence.ts) allows
+ * a few seconds without an answer, so answers must come several times within that
+ */
+const CONTACT_BUSY_EVERY_MS = 500;
 const CONTACT_DEADLINE_MS = 5_000;
 /** this long without an answer and the replica is not ready: two missed probes and a bit */
 const CONTACT_STALE_MS = 25_000;
@@ -97,30 +104,48 @@ const CONTACT_STALE_MS = 25_000;
  * Whether Temporal has answered this replica lately. Workers keep polling through an outage
  * (core retries), so their state says RUNNING while nothing reaches them; /readyz asks this
  * instead. The probe is GetSystemInfo, the call every SDK client makes first: cheap for the
- * frontend, and it goes to the address the workers poll.
+ * frontend, and it goes to the address the workers poll. Its answers also feed the fence's
+ * ContactClock, so it probes often while activities run and rarely otherwise.
  */
 export class TemporalContact {
-  private lastOk = Date.now();
   private lastError: string | undefined;
+  private lastProbeAt = 0;
+  private probing = false;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly connection: Connection, private readonly logger: Logger, private readonly address: string) {}
+  constructor(
+    private readonly connection: Connection,
+    private readonly logger: Logger,
+    private readonly address: string,
+    private readonly clock: ContactClock = new ContactClock(),
+    /** whether activities run now */
+    private readonly busy: () => boolean = () => false,
+  ) {}
 
   start(): void {
     const probe = async () => {
+      this.probing = true;
+      this.lastProbeAt = Date.now();
       try {
         await this.connection.withDeadline(Date.now() + CONTACT_DEADLINE_MS, () => this.connection.workflowService.getSystemInfo({}));
         if (this.lastError !== undefined) this.logger.info({ temporal: this.address }, 'Temporal answers again');
-        this.lastOk = Date.now();
+        this.clock.heard();
         this.lastError = undefined;
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
         if (this.lastError === undefined) this.logger.warn({ temporal: this.address, error: message }, 'Temporal does not answer; controllers wait for it');
         this.lastError = message;
+      } finally {
+        this.probing = false;
       }
     };
-    this.timer = setInterval(() => void probe(), CONTACT_EVERY_MS);
+    this.timer = setInterval(() => {
+      if (this.probing) return;
+      const every = this.busy() ? CONTACT_BUSY_EVERY_MS : CONTACT_IDLE_EVERY_MS;
+      if (Date.now() - this.lastProbeAt >= every) void probe();
+    }, CONTACT_BUSY_EVERY_MS);
     this.timer.unref();
+    void probe();
   }
 
   stop(): void {
@@ -129,7 +154,8 @@ export class TemporalContact {
 
   /** undefined when Temporal answered lately, else why not */
   problem(now = Date.now()): string | undefined {
-    if (now - this.lastOk < CONTACT_STALE_MS) return undefined;
-    return `Temporal at ${this.address} has not answered for ${Math.round((now - this.lastOk) / 1000)}s: ${this.lastError ?? 'no answer'}`;
+    const lastOk = this.clock.lastHeard();
+    if (now - lastOk < CONTACT_STALE_MS) return undefined;
+    return `Temporal at ${this.address} has not answered for ${Math.round((now - lastOk) / 1000)}s: ${this.lastError ?? 'no answer'}`;
   }
 }

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { noteBeat } from './fence';
 import type { KubeRest } from './rest';
 
 /** Heartbeats the running activity; a no-op outside one (unit tests call activities directly) and in a local one. */
@@ -6,7 +7,9 @@ export function heartbeat(details?: unknown): void {
   try {
     const ctx = Context.current();
     // a local activity cannot heartbeat: its workflow task's timeout covers a dead worker
-    if (!ctx.info.isLocal) ctx.heartbeat(details);
+    if (ctx.info.isLocal) return;
+    ctx.heartbeat(details);
+    noteBeat();
   } catch {
     /* not inside an activity */
   }

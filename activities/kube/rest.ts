@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as nodePath from 'node:path';
+import { attemptUserAgent, fenceWrite } from './fence';
 import type { ClusterAccess } from './kubeconfig';
 import { lineSplitter } from './lines';
 import { TokenBucket } from './token-bucket';
@@ -334,9 +335,11 @@ export class KubeRest {
   private async requestOnce<T>(method: string, path: string, ro: RequestOptions): Promise<RestResponse<T>> {
     await this.limiter.take();
     const payload = ro.rawBody ?? (ro.body !== undefined ? JSON.stringify(ro.body) : undefined);
-    const headers = requestHeaders(this.userAgent, ro, payload);
+    const headers = requestHeaders(attemptUserAgent(this.userAgent), ro, payload);
     const { url, ...opts } = await this.options(method, requestPath(method, path, ro.contentType), headers, ro.timeoutMs ?? 30_000);
     const mod = url.protocol === 'https:' ? https : http;
+    // the last moment a write can be held back: after the rate limit's wait and the token's fetch
+    if (method !== 'GET') fenceWrite(method, path);
     return new Promise((resolve, reject) => {
       const req = mod.request(url, opts, (res) => {
         const chunks: Buffer[] = [];

@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { maxPodGraceSeconds, resourceKey, withoutOurFinalizer } from '../../workflows/namespace/logic';
 import {
@@ -70,15 +69,9 @@ interface GroupVersions {
  * heartbeat timeout, and a dead worker must still be noticed within it.
  */
 async function keepAlive<T>(fn: () => Promise<T>): Promise<T> {
-  let ctx: Context | undefined;
+  const timer = setInterval(() => heartbeat(), 2000);
   try {
-    ctx = Context.current();
-  } catch {
-    return fn(); // not inside an activity (unit use)
-  }
-  const timer = setInterval(() => ctx!.heartbeat(), 2000);
-  try {
-    ctx.heartbeat();
+    heartbeat();
     return await fn();
   } finally {
     clearInterval(timer);

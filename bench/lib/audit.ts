@@ -16,6 +16,8 @@ export interface AuditEvent {
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestObject?: unknown;
+  /** when the API server took the request, to the microsecond (RFC 3339) */
+  requestReceivedTimestamp?: string;
 }
 
 /**

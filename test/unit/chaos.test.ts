@@ -45,7 +45,7 @@ describe('the kill storm', () => {
 describe('chaos flags', () => {
   const known = ['rollout', 'jobs'];
   test('defaults, and each flag', () => {
-    expect(parseChaosArgs([], known)).toEqual({ mode: 'full', scenarios: known, faults: ['kills', 'api', 'restarts'], faultRate: 0.2, out: 'docs/RELIABILITY.md' });
+    expect(parseChaosArgs([], known)).toEqual({ mode: 'full', scenarios: known, faults: ['kills', 'pauses', 'api', 'restarts'], faultRate: 0.2, out: 'docs/RELIABILITY.md' });
     expect(parseChaosArgs(['--quick', '--scenarios', 'jobs', '--faults', 'restarts,api', '--fault-rate=0.5', '--kills=3', '--seed', '7', '--out', '/tmp/r.md'], known))
       .toEqual({ mode: 'quick', scenarios: ['jobs'], faults: ['restarts', 'api'], faultRate: 0.5, kills: 3, seed: 7, out: '/tmp/r.md' });
   });
@@ -162,7 +162,11 @@ describe('chaos checks', () => {
       faults: 'restarts', replicas: 1, convergedAfterS: 30, stable: true, violations: [], differences: [], beforeConverged: 2,
       restarts: [{ parts: ['etcd', 'kube-apiserver'], atMs: 3000, downForMs: 4200 }, { parts: ['temporal'], atMs: 10200, downForMs: 1500 }],
     };
-    const ok: ScenarioRecord = { slug: 'rollout', title: 'a 100-pod rollout', upstream: { convergedAfterS: 12.3, stable: true, violations: [] }, ours: [killed, api, restarted] };
+    const paused: FaultedPass = {
+      faults: 'pauses', replicas: 3, convergedAfterS: 40, stable: true, violations: [], differences: [], beforeConverged: 1,
+      pauses: [{ atMs: 6000, victim: 1, pid: 7, stoppedForMs: 21_400 }, { atMs: 40_000, victim: 0, pid: 8, stoppedForMs: 58_600 }],
+    };
+    const ok: ScenarioRecord = { slug: 'rollout', title: 'a 100-pod rollout', upstream: { convergedAfterS: 12.3, stable: true, violations: [] }, ours: [killed, paused, api, restarted] };
     const bad: ScenarioRecord = { ...ok, slug: 'jobs', title: '10 Jobs', ours: [killed, { ...api, violations: ['live pods: want exactly 100, got 101'], differences: ['x: upstream 1, ours 2'] }] };
     expect(passed(ok)).toBe(true);
     expect(passed(bad)).toBe(false);
@@ -171,6 +175,7 @@ describe('chaos checks', () => {
     const r: ChaosResults = {
       mode: 'quick', seed: 9, storm: { kills: 6, minGapMs: 5000, maxGapMs: 20000, replicas: 3 },
       api: { rate: 0.2, watchCutMinMs: 5000, watchCutMaxMs: 30000, replicas: 1 }, restarts: { gapMs: 3000, replicas: 1 },
+      pauses: { pauses: 2, minGapMs: 5000, maxGapMs: 15000, minStopMs: 20000, maxStopMs: 60000, replicas: 3 },
       startedAt: '2026-11-27T23:40:00Z', finishedAt: '', scenarios: [ok, bad],
     };
     const text = renderFaults(r, 'bench/results/chaos-quick.json');
@@ -179,6 +184,8 @@ describe('chaos checks', () => {
     expect(text).toContain('| a 100-pod rollout | kills: 1 x kill -9 of a replica (1 before converged) | 12.3 s | 20.5 s | 1.67x | yes | 0 / 0 | 0 |');
     expect(text).toContain('| a 100-pod rollout | api: 20 of 100 requests refused (429: 5, 500: 4, 503: 3, 409: 2, dropped: 6); 7 watches cut | 12.3 s | 24.6 s | 2.00x | yes | 0 / 0 | 0 |');
     expect(text).toContain('| a 100-pod rollout | restarts: etcd + kube-apiserver (down 4.2 s), then temporal (down 1.5 s), kill -9 (2 before converged) | 12.3 s | 30.0 s | 2.44x | yes | 0 / 0 | 0 |');
+    expect(text).toContain('| a 100-pod rollout | pauses: 2 x SIGSTOP of a replica for 21 s, 59 s (1 before converged) | 12.3 s | 40.0 s | 3.25x | yes | 0 / 0 | 0 |');
+    expect(text).toContain('a random one is stopped with SIGSTOP for 20 to 60 s and then continued, 2 times');
     expect(text).toContain('20% of requests get 429');
     expect(text).toContain('- ours (api): live pods: want exactly 100, got 101');
     expect(text).toContain('- differs (api): x: upstream 1, ours 2');

@@ -1,0 +1,34 @@
+import type { AuditEvent } from '../../bench/lib/audit';
+import { staleAttemptWrites } from '../../chaos/checks';
+
+const UA = 'temporal-kcm/0.1.0 (linux/amd64) temporal-kcm/system:serviceaccount:kube-system:replicaset-controller';
+const write = (sec: number, replica: string, o: { key?: string; verb?: string; code?: number; name?: string } = {}): AuditEvent => ({
+  verb: o.verb ?? 'create',
+  user: { username: 'system:serviceaccount:kube-system:replicaset-controller' },
+  userAgent: `${UA} (attempt ${o.key ?? 'aaaaaaaaaaaaaaaa'} 1 ${replica})`,
+  objectRef: { resource: 'pods', namespace: 'ns', name: o.name ?? `p${sec}` },
+  responseStatus: { code: o.code ?? 201 },
+  requestReceivedTimestamp: `2026-12-03T09:00:${String(sec).padStart(2, '0')}.000000Z`,
+});
+
+describe('staleAttemptWrites', () => {
+  test('a takeover is fine: one replica\'s writes, then another\'s', () => {
+    expect(staleAttemptWrites([write(1, 'a'), write(2, 'a'), write(3, 'b'), write(4, 'b')])).toEqual([]);
+  });
+
+  test('a write by the earlier owner after the next one\'s first write is stale, in request order whatever the log\'s order', () => {
+    expect(staleAttemptWrites([write(5, 'a', { name: 'late' }), write(1, 'a'), write(3, 'b')])).toEqual([
+      'activity aaaaaaaaaaaaaaaa: create of pods ns/late by a at 2026-12-03T09:00:05.000000Z, after b took the activity over',
+    ]);
+  });
+
+  test('a stale write counts though the server turned it away (it was decided on a stale view)', () => {
+    expect(staleAttemptWrites([write(1, 'a'), write(2, 'b'), write(3, 'a', { code: 409, name: 'p2' })])).toHaveLength(1);
+  });
+
+  test('only within one activity, and reads and requests outside attempts never', () => {
+    expect(staleAttemptWrites([write(1, 'a'), write(2, 'b', { key: 'bbbbbbbbbbbbbbbb' }), write(3, 'a')])).toEqual([]);
+    expect(staleAttemptWrites([write(1, 'a'), write(2, 'b'), write(3, 'a', { verb: 'get', code: 200 })])).toEqual([]);
+    expect(staleAttemptWrites([write(1, 'a'), write(2, 'b'), { ...write(3, 'a'), userAgent: UA }])).toEqual([]);
+  });
+});
