@@ -59,8 +59,6 @@ export interface Fencing {
   /** this replica, as request User-Agents name it */
   replica: string;
   logger: Logger;
-  /** attempts running now: the contact probe runs often while there are any */
-  running: { count: number };
 }
 
 /**
@@ -76,7 +74,7 @@ function instrument<T extends Record<string, (...args: never[]) => Promise<unkno
       const lease = fencing ? currentAttemptLease(fencing.clock) : undefined;
       // a task the server just handed over is an answer from Temporal
       if (lease && !lease.info.isLocal) fencing!.clock.heard(lease.startedAt);
-      if (fencing) fencing.running.count++;
+      if (lease) fencing!.clock.attemptStarted();
       try {
         // the input's reason goes with any write the activity makes under --shadow
         const run = () => runningActivityInput.run(args[0], () => fn(...args));
@@ -96,7 +94,7 @@ function instrument<T extends Record<string, (...args: never[]) => Promise<unkno
         metrics.activityErrorsTotal.inc({ activity: name, reason });
         throw failure;
       } finally {
-        if (fencing) fencing.running.count--;
+        if (lease) fencing!.clock.attemptEnded();
       }
     };
   }
@@ -160,8 +158,8 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
   });
   const client = new Client({ connection, namespace: opts.temporalNamespace, dataConverter: DATA_CONVERTER });
   const instance = `${os.hostname()}-${process.pid}`;
-  const fencing: Fencing = { clock: new ContactClock(), replica: instance, logger, running: { count: 0 } };
-  const contact = new TemporalContact(connection, logger, opts.temporalAddress, fencing.clock, () => fencing.running.count > 0);
+  const fencing: Fencing = { clock: new ContactClock(), replica: instance, logger };
+  const contact = new TemporalContact(connection, logger, opts.temporalAddress, fencing.clock);
   // from now: a worker may run activities as soon as it exists, and their fences need the answers
   contact.start();
   // events are written by the controller that reports them, with its rights

@@ -92,8 +92,9 @@ export async function connectTemporal(o: ConnectOptions): Promise<TemporalConnec
 /** the probe's period while no activity runs: enough for /readyz */
 const CONTACT_IDLE_EVERY_MS = 10_000;
 /**
- * the probe's period while activities run: each attempt's fence (activities/kube/fence.ts) allows
- * a few seconds without an answer, so answers must come several times within that
+ * the probe's period while activities run and for 10 s after: each attempt's fence
+ * (activities/kube/fence.ts) allows a few seconds without an answer, so answers must come several
+ * times within that
  */
 const CONTACT_BUSY_EVERY_MS = 500;
 const CONTACT_DEADLINE_MS = 5_000;
@@ -118,8 +119,6 @@ export class TemporalContact {
     private readonly logger: Logger,
     private readonly address: string,
     private readonly clock: ContactClock = new ContactClock(),
-    /** whether activities run now */
-    private readonly busy: () => boolean = () => false,
   ) {}
 
   start(): void {
@@ -141,7 +140,7 @@ export class TemporalContact {
     };
     this.timer = setInterval(() => {
       if (this.probing) return;
-      const every = this.busy() ? CONTACT_BUSY_EVERY_MS : CONTACT_IDLE_EVERY_MS;
+      const every = this.clock.probingOften() ? CONTACT_BUSY_EVERY_MS : CONTACT_IDLE_EVERY_MS;
       if (Date.now() - this.lastProbeAt >= every) void probe();
     }, CONTACT_BUSY_EVERY_MS);
     this.timer.unref();

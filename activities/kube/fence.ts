@@ -48,6 +48,8 @@ const GAP_MIN_MS = 2_000;
 /** gaps older than the longest start-to-close limit cannot overlap a running attempt */
 const GAP_KEEP_MS = 20 * 60_000;
 const GAP_KEEP_MAX = 64;
+/** how long probes stay frequent after the last attempt ends: a workflow task's local activities follow one another */
+const PROBING_TAIL_MS = 10_000;
 
 /**
  * When this process last heard from Temporal, and the silences it has been through. A silence is
@@ -57,9 +59,29 @@ const GAP_KEEP_MAX = 64;
 export class ContactClock {
   private last: number;
   private gaps: Array<[from: number, to: number]> = [];
+  private running = 0;
+  private lastEndedAt = -Infinity;
 
   constructor(now = Date.now()) {
     this.last = now;
+  }
+
+  /** An attempt starts: Temporal is asked often from now until a while after the last one ends. */
+  attemptStarted(): void {
+    this.running++;
+  }
+
+  attemptEnded(now = Date.now()): void {
+    this.running--;
+    this.lastEndedAt = now;
+  }
+
+  /**
+   * Whether Temporal is asked often now (TemporalContact's busy period): attempts run, or ran
+   * within the last 10 s. Only then does an old last answer mean silence rather than not asking.
+   */
+  probingOften(now = Date.now()): boolean {
+    return this.running > 0 || now - this.lastEndedAt < PROBING_TAIL_MS;
   }
 
   /** Temporal answered (a probe, or a task handed over): contact at `now`. */
@@ -93,7 +115,7 @@ export interface AttemptInfo {
   isLocal: boolean;
   heartbeatTimeoutMs?: number;
   startToCloseTimeoutMs: number;
-  /** a local activity's first schedule, by this worker's clock: the moment its workflow task was surely ours */
+  /** a local activity's first schedule, by this worker's clock */
   scheduledAtMs: number;
 }
 
@@ -112,9 +134,13 @@ export class AttemptLease {
   constructor(readonly info: AttemptInfo, private readonly clock: ContactClock, private readonly signal: AbortSignal | undefined, now = Date.now()) {
     this.key = attemptKey(info.workflowId, info.runId, info.activityId);
     this.startedAt = now;
-    // a regular attempt was just handed over by the server; a local one's retries happen in the
-    // worker, so only its first schedule (within a workflow task then ours) proves anything
-    this.vouchedAt = info.isLocal ? Math.min(now, info.scheduledAtMs) : now;
+    // A regular attempt was just handed over by the server. A local one runs in a workflow task
+    // that may have begun long before (it goes on through local activities one after another),
+    // and its retries happen in the worker: it is vouched for by no more than its first schedule,
+    // nor, while Temporal is asked often, than the last answer before it (after a cut, the next
+    // local activity of the same task would otherwise start a fresh allowance).
+    this.vouchedAt = !info.isLocal ? now
+      : Math.min(now, info.scheduledAtMs, clock.probingOften(now) ? clock.lastHeard() : Infinity);
     this.lastBeatAt = now;
   }
 

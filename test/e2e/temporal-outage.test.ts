@@ -1,8 +1,12 @@
+import { AuditLog } from '../../bench/lib/audit';
+import { staleAttemptWrites } from '../../chaos/checks';
 import { PortAllocator } from '../../starter/local/ports';
+import { auditLogPath } from '../../starter/local/stack';
 import { probeSecurePort } from '../../starter/local/http-probe';
 import { eventually, freshNamespace, temporalAddress, testClusterAccess, uniqueName } from '../support/cluster';
-import { cleanNamespace, listPods, mergePatch, testRest } from '../support/kube';
-import { ManagerProcess, startManagerProcess } from '../support/manager';
+import { cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
+import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
+import { TEST_DATA_DIR } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
 
 /**
@@ -37,7 +41,7 @@ afterAll(async () => {
   for (const m of managers) await m.kill();
   for (const p of proxies) await p.cut();
   if (ns) {
-    await rest.request('DELETE', `/apis/apps/v1/namespaces/${ns}/replicasets/outage`).catch(() => undefined);
+    for (const rs of ['outage', 'cut']) await rest.request('DELETE', `/apis/apps/v1/namespaces/${ns}/replicasets/${rs}`).catch(() => undefined);
     await cleanNamespace(rest, ns);
   }
 });
@@ -87,4 +91,40 @@ test('Temporal reached late, then lost and back: /readyz follows it, and the con
   await eventually('the change made during the outage reconciled: 3 pods', async () => (await activePods()).length === 3, 60_000, 500);
   await m.kill('SIGTERM');
   expect(m.child.exitCode).toBe(0);
+}, 240_000);
+
+test('a replica cut from Temporal but not from the API server mid-work: its writes stop within its lease, none after the other replica took over', async () => {
+  const queue = uniqueName('cut');
+  const temporal = await relay();
+  await temporal.open();
+  // slow to write (10 a second), so its batch is far from done when it is cut off
+  const cutOff = await startManagerProcess(queue, ['--kube-api-qps', '10', '--kube-api-burst', '10'], { temporalAddress: temporal.address, controllers: 'replicaset' });
+  managers.push(cutOff);
+  const audit = new AuditLog(auditLogPath(TEST_DATA_DIR));
+  audit.mark();
+  const name = 'cut';
+  const rs = (await rest.request<{ metadata: { uid: string } }>('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, { body: {
+    metadata: { name },
+    spec: { replicas: 150, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/c:1' }] } } },
+  } })).body;
+  const owned = async () => (await listPods(rest, ns, `app=${name}`)).filter((p) => controllerUid(p) === rs.metadata.uid && !p.metadata.deletionTimestamp).length;
+  // inside the slow-start batch of 32 (pods 31 to 62, 3.2 s at this rate)
+  await eventually('the batch of 32 under way', async () => (await owned()) >= 33, 60_000, 50);
+  await temporal.cut();
+  const cutAt = Date.now();
+  // the replica that takes over: its worker gets the workflow task once the cut one's times out
+  managers.push(await startManagerProcess(queue, ['--kube-api-qps', '50', '--kube-api-burst', '100'], { controllers: 'replicaset' }));
+  await eventually('150 pods', async () => (await owned()) === 150, 120_000, 200);
+  await new Promise((r) => setTimeout(r, 3000));
+  const events = audit.events().filter((e) => e.objectRef?.namespace === ns);
+  // its requests name it as <host>-<pid> (activities/kube/fence.ts)
+  const lastCutWrite = events.filter((e) => e.verb === 'create' && e.userAgent?.endsWith(`-${cutOff.pid})`))
+    .map((e) => Date.parse(e.requestReceivedTimestamp ?? '')).reduce((a, b) => Math.max(a, b), 0);
+  const fenced = metricValue(await cutOff.metrics(), 'kcm_fenced_attempts_total', { activity: 'createPods' });
+  process.stderr.write(`cut from Temporal: last write ${lastCutWrite - cutAt} ms after the cut; fenced attempts ${fenced}\n`);
+  expect(staleAttemptWrites(events)).toEqual([]);
+  expect(fenced).toBeGreaterThanOrEqual(1);
+  // within a local activity's allowance (3 s) and a probe's period of the cut
+  expect(lastCutWrite - cutAt).toBeLessThan(4_000);
+  await temporal.open();
 }, 240_000);

@@ -66,6 +66,22 @@ describe('AttemptLease', () => {
     expect(retry.check(T0 + 4_000)).toMatch(/unheard for 4000 ms/);
   });
 
+  test('a local attempt started while Temporal is asked often is vouched for by the last answer before it, not its schedule', () => {
+    const c = new ContactClock(T0);
+    c.attemptStarted();
+    c.heard(T0 + 500);
+    c.attemptEnded(T0 + 600);
+    // cut off at 0.5 s: the same workflow task's next local activity is scheduled at 2 s
+    expect(c.probingOften(T0 + 2_000)).toBe(true);
+    const next = new AttemptLease(info({ scheduledAtMs: T0 + 2_000 }), c, undefined, T0 + 2_000);
+    expect(next.check(T0 + 3_000)).toBeUndefined();
+    expect(next.check(T0 + 3_600)).toMatch(/unheard for 3100 ms/);
+    // after 10 s without attempts the probe slows down: an old answer then means not asking
+    expect(c.probingOften(T0 + 10_601)).toBe(false);
+    const afterIdle = new AttemptLease(info({ scheduledAtMs: T0 + 20_000 }), c, undefined, T0 + 20_000);
+    expect(afterIdle.check(T0 + 20_100)).toBeUndefined();
+  });
+
   test('a regular attempt is vouched for by its start; its heartbeat must keep coming within 60% of the timeout', () => {
     const c = new ContactClock(T0);
     const lease = new AttemptLease(info({ isLocal: false, heartbeatTimeoutMs: 5_000, scheduledAtMs: T0 - 60_000 }), c, undefined, T0 + 10_000);
