@@ -16,16 +16,18 @@ export interface ChaosArgs {
   out: string;
 }
 
-export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace,endpoints,hostile] [--faults kills,pauses,api,restarts]
+export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace,endpoints,hostile] [--faults kills,pauses,partitions,api,restarts,outage]
                                [--fault-rate 0.2] [--kills N] [--seed N] [--out docs/RELIABILITY.md]
 
   --quick          smaller workloads and fewer kills
   --scenarios L    which to run, comma-separated (default: all): rollout, foreground, jobs, namespace, endpoints,
                    hostile (the corpus of valid objects controllers may choke on)
   --faults L       which kinds of fault, one pass of ours each (default: all): kills (replicas killed with
-                   kill -9), pauses (replicas stopped with SIGSTOP for 20 to 60 s, then continued), api
+                   kill -9), pauses (replicas stopped with SIGSTOP for 20 to 60 s, then continued),
+                   partitions (replicas cut from Temporal, not from the API server, for 20 to 60 s), api
                    (requests refused and watches cut by a proxy), restarts (etcd and kube-apiserver, then
-                   the Temporal server, killed and started again)
+                   the Temporal server, killed and started again), outage (the Temporal server kept
+                   down for 2 minutes; in a full run, then for 5)
   --fault-rate R   the share of API requests the proxy refuses, 0..1 (default 0.2)
   --kills N        replicas killed with kill -9 per scenario (default 20, quick 6), one every 5 to 20 s
   --seed N         the storm's seed: the same seed kills the same replicas at the same moments

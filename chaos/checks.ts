@@ -171,3 +171,12 @@ export function staleAttemptWrites(events: AuditEvent[]): string[] {
   }
   return out;
 }
+
+/** Writes by controllers (their kube-system identities) the API server received between two moments (ms since the epoch). */
+export function controllerWritesBetween(events: AuditEvent[], fromMs: number, toMs: number): number {
+  return events.filter((e) => {
+    if (!WRITES.has(e.verb) || !e.user.username.startsWith(CONTROLLER_USER_PREFIX) || !e.requestReceivedTimestamp) return false;
+    const at = Date.parse(e.requestReceivedTimestamp);
+    return at >= fromMs && at <= toMs;
+  }).length;
+}

@@ -1,12 +1,12 @@
-import type { PausePlan, PauseRecord } from './pauses';
+import type { OutagePlan, OutageRecord } from './outages';
 import type { FaultCounts, FaultPlan } from './proxy';
 import type { RestartRecord } from './restarts';
 import type { KillRecord, StormPlan } from './storm';
 import type { ChaosMode } from './scenarios/types';
 
 /** The kinds of fault a pass of ours runs under, one kind per pass. */
-export type FaultName = 'kills' | 'pauses' | 'api' | 'restarts';
-export const FAULT_NAMES: FaultName[] = ['kills', 'pauses', 'api', 'restarts'];
+export type FaultName = 'kills' | 'pauses' | 'partitions' | 'api' | 'restarts' | 'outage';
+export const FAULT_NAMES: FaultName[] = ['kills', 'pauses', 'partitions', 'api', 'restarts', 'outage'];
 
 /** One manager's pass through one scenario. */
 export interface PassRecord {
@@ -25,8 +25,9 @@ export interface FaultedPass extends PassRecord {
   kills?: KillRecord[];
   api?: FaultCounts;
   restarts?: RestartRecord[];
-  pauses?: PauseRecord[];
-  /** injected events (kills, pauses, restarts) that came before the end state first held */
+  /** pauses and partitions: each replica taken out and let back */
+  outages?: OutageRecord[];
+  /** injected events (kills, outages, restarts) that came before the end state first held */
   beforeConverged: number;
   /** where this pass ended differently from upstream, field by field */
   differences: string[];
@@ -45,7 +46,8 @@ export interface ChaosResults {
   storm: StormPlan & { replicas: number };
   api: FaultPlan & { replicas: number };
   restarts: { gapMs: number; replicas: number };
-  pauses: PausePlan & { replicas: number };
+  /** pauses and partitions alike */
+  outages: OutagePlan & { replicas: number };
   startedAt: string;
   finishedAt: string;
   scenarios: ScenarioRecord[];
@@ -71,7 +73,11 @@ export function injected(p: FaultedPass): string {
     case 'kills':
       return `${p.kills?.length ?? 0} x kill -9 of a replica (${p.beforeConverged} before converged)`;
     case 'pauses':
-      return `${p.pauses?.length ?? 0} x SIGSTOP of a replica${p.pauses?.length ? ` for ${p.pauses.map((x) => `${(x.stoppedForMs / 1000).toFixed(0)} s`).join(', ')}` : ''} (${p.beforeConverged} before converged)`;
+    case 'partitions': {
+      const out = p.outages ?? [];
+      const what = p.faults === 'pauses' ? 'SIGSTOP of a replica' : 'a replica cut from Temporal';
+      return `${out.length} x ${what}${out.length ? ` for ${out.map((x) => `${(x.outForMs / 1000).toFixed(0)} s`).join(', ')}` : ''} (${p.beforeConverged} before converged)`;
+    }
     case 'api': {
       const c = p.api;
       if (!c) return 'API faults (none counted)';
@@ -79,6 +85,13 @@ export function injected(p: FaultedPass): string {
       const kinds = [['429', c.faults.throttled], ['500', c.faults.internal], ['503', c.faults.unavailable], ['409', c.faults.conflict], ['dropped', c.faults.dropped]]
         .map(([k, n]) => `${k}: ${n}`).join(', ');
       return `${refused} of ${c.requests} requests refused (${kinds}); ${c.watchesCut} watches cut`;
+    }
+    case 'outage': {
+      const out = p.restarts ?? [];
+      if (!out.length) return 'no outage';
+      const back = (r: RestartRecord) => (p.convergedAfterS === undefined ? '' : `, converged ${Math.max(0, p.convergedAfterS - (r.atMs + r.downForMs) / 1000).toFixed(1)} s after it was back`);
+      return out.map((r) => `Temporal down ${(r.downForMs / 1000).toFixed(0)} s (controller writes meanwhile: ${r.controllerWrites ?? '?'}${out.length === 1 ? back(r) : ''})`).join(', then ')
+        + (out.length > 1 ? back(out[out.length - 1]) : '');
     }
     case 'restarts':
       return `${(p.restarts ?? []).map((r) => `${r.parts.join(' + ')} (down ${(r.downForMs / 1000).toFixed(1)} s)`).join(', then ') || 'no restart'}, kill -9 (${p.beforeConverged} before converged)`;
@@ -93,8 +106,10 @@ export function renderFaults(r: ChaosResults, rawPath: string): string {
     `Each scenario runs on the chaos stack (.local/chaos-stack) once under one upstream kube-controller-manager v1.35.4 with no faults, for the reference end state, and then under ours once per kind of fault, each from the change on (seed ${r.seed}; \`--seed ${r.seed}\` repeats the same faults):`,
     '',
     `- **kills**: ${r.storm.replicas} replicas on one task queue; a random one is killed with \`kill -9\` and restarted ${r.storm.kills} times, one every ${r.storm.minGapMs / 1000} to ${r.storm.maxGapMs / 1000} s.`,
-    `- **pauses**: ${r.pauses.replicas} replicas on one task queue; a random one is stopped with SIGSTOP for ${r.pauses.minStopMs / 1000} to ${r.pauses.maxStopMs / 1000} s and then continued, ${r.pauses.pauses} times, one every ${r.pauses.minGapMs / 1000} to ${r.pauses.maxGapMs / 1000} s after the last ended.`,
+    `- **pauses**: ${r.outages.replicas} replicas on one task queue; a random one is stopped with SIGSTOP for ${r.outages.minOutMs / 1000} to ${r.outages.maxOutMs / 1000} s and then continued, ${r.outages.outages} times, one every ${r.outages.minGapMs / 1000} to ${r.outages.maxGapMs / 1000} s after the last ended.`,
+    `- **partitions**: the same, but a random replica is cut from Temporal (each reaches it through a relay of its own, whose connections are dropped and refused) while it still reaches the API server.`,
     `- **api**: ${r.api.replicas} replica${r.api.replicas === 1 ? '' : 's'} talking to kube-apiserver through the fault proxy (chaos/proxy.ts), from start-up on: ${Math.round(r.api.rate * 100)}% of requests get 429 with Retry-After, 500, 503, 409 (updates only) or a dropped connection instead of an answer, and every watch is cut after ${r.api.watchCutMinMs / 1000} to ${r.api.watchCutMaxMs / 1000} s.`,
+    `- **outage**: ${r.restarts.replicas} replica; ${r.restarts.gapMs / 1000} s into the change the Temporal server is killed with \`kill -9\` and kept down for 2 minutes (in a full run, then 5 more minutes 30 s after it came back), then started again on its data; the controllers' writes the audit log shows meanwhile are counted.`,
     `- **restarts**: ${r.restarts.replicas} replica${r.restarts.replicas === 1 ? '' : 's'}; ${r.restarts.gapMs / 1000} s into the change etcd and kube-apiserver are killed with \`kill -9\` and started again on their data, and ${r.restarts.gapMs / 1000} s after they answer again, the Temporal server.`,
     '',
     `Both managers get the lifted client rate limit. The end state is checked when it first holds, again after the faults and a pause, field by field against upstream's, and for the invariants (exact counts, exactly the pods the workload needs made and deleted, no orphan, every controller write carrying the precondition it needs, no write by a replica after another took its activity over; from the end state and the API server's audit log; and, for ours, no replica exited on its own, no Secret's value in a history or log, no run over its history budget). Raw results: \`${rawPath}\`.`,

@@ -15,6 +15,8 @@ export type RestartedPart = 'etcd' | 'kube-apiserver' | 'temporal';
 export interface PlannedRestart {
   parts: RestartedPart[];
   afterMs: number;
+  /** kept down this long before they start again (an outage, not a restart) */
+  holdMs?: number;
 }
 
 export interface RestartRecord {
@@ -23,6 +25,8 @@ export interface RestartRecord {
   atMs: number;
   /** until every part answered again */
   downForMs: number;
+  /** writes by controllers the API server's audit log shows while the parts were down (filled in by the suite) */
+  controllerWrites?: number;
 }
 
 /** The restarts of one pass: the API server's storage first, then Temporal. */
@@ -33,7 +37,16 @@ export function restartPlan(gapMs: number): PlannedRestart[] {
   ];
 }
 
-/** Runs the plan against the stack in `dataDir`; stops early when `signal` aborts. */
+/**
+ * Temporal held down for minutes, once in a quick run (2 min) and twice in a full one (2 min, then
+ * 5 min, 30 s after the first ended), while the change is under way.
+ */
+export function temporalOutagePlan(gapMs: number, full: boolean): PlannedRestart[] {
+  const two: PlannedRestart = { parts: ['temporal'], afterMs: gapMs, holdMs: 120_000 };
+  return full ? [two, { parts: ['temporal'], afterMs: 30_000, holdMs: 300_000 }] : [two];
+}
+
+/** Runs the plan against the stack in `dataDir`; stops early when `signal` aborts (a part held down is started again first). */
 export async function runRestarts(dataDir: string, plan: PlannedRestart[], signal: AbortSignal, log: (line: string) => void): Promise<RestartRecord[]> {
   const t0 = Date.now();
   const done: RestartRecord[] = [];
@@ -45,6 +58,7 @@ export async function runRestarts(dataDir: string, plan: PlannedRestart[], signa
       // only ever a process the stack started (its pid file and binary agree), killed at once
       if ((await stopProcess(dataDir, part, 0, 'SIGKILL')) === 'not-running') throw new Error(`${part} is not running in ${dataDir}`);
     }
+    await pause(r.holdMs ?? 0, signal);
     // `up` starts what died on the same data and ports; what depends on it (the scheduler, kwok's
     // kubelets) keeps running, as it would in a cluster whose API server restarts
     await up({ dataDir, restartDependents: false, log: (l) => log(`[stack] ${l}`) });

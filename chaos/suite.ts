@@ -13,12 +13,14 @@ import { sleep, waitFor } from '../bench/lib/util';
 import { pkiPaths } from '../starter/local/pki';
 import { auditLogPath } from '../starter/local/stack';
 import type { ChaosArgs } from './args';
-import { diffOutcomes, preconditionViolations, staleAttemptWrites } from './checks';
+import { controllerWritesBetween, diffOutcomes, preconditionViolations, staleAttemptWrites } from './checks';
 import { historyViolations, plantSecret } from './histories';
-import { planPauses, runPauses, type PausePlan, type PauseRecord } from './pauses';
+import { pauseOf, planOutages, runOutages, type Outage, type OutagePlan, type OutageRecord } from './outages';
 import { startFaultProxy, proxiedKubeconfig, type FaultPlan, type FaultProxy } from './proxy';
+import { TcpProxy } from '../bench/lib/tcp-proxy';
+import { PortAllocator } from '../starter/local/ports';
 import { injected, passPassed, type ChaosResults, type FaultName, type FaultedPass, type PassRecord, type ScenarioRecord } from './report';
-import { restartPlan, runRestarts, type RestartRecord } from './restarts';
+import { restartPlan, runRestarts, temporalOutagePlan, type RestartRecord } from './restarts';
 import { endpointsScenario } from './scenarios/endpoints';
 import { foregroundScenario } from './scenarios/foreground';
 import { hostileScenario } from './scenarios/hostile';
@@ -29,8 +31,8 @@ import type { ChaosContext, ChaosScenario } from './scenarios/types';
 import { planStorm, runStorm, seededRandom, type KillRecord, type StormPlan } from './storm';
 
 export const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario, endpointsScenario, hostileScenario];
-/** kills and pauses need replicas to move work between; API faults and restarts hit one replica alone, the plain case */
-const replicasFor = (fault: FaultName) => (fault === 'kills' || fault === 'pauses' ? 3 : 1);
+/** kills, pauses and partitions need replicas to move work between; API faults and restarts hit one replica alone, the plain case */
+const replicasFor = (fault: FaultName) => (fault === 'kills' || fault === 'pauses' || fault === 'partitions' ? 3 : 1);
 /** restarts: the pause before each, from the change and then from the previous one's end */
 const RESTART_GAP_MS = 3_000;
 /** how long the end state may take after the change (upstream) or after the storm (ours) */
@@ -52,11 +54,26 @@ function stormPlan(args: ChaosArgs): StormPlan {
 }
 
 /**
- * pauses: each replica stopped past its workflow tasks' 10 s timeout and its activities' heartbeat
- * timeouts, so its work moves while it sleeps; one after another, 5 to 15 s apart
+ * pauses and partitions: a replica out past its workflow tasks' 10 s timeout and its activities'
+ * heartbeat timeouts, so its work moves while it is away; one after another, 5 to 15 s apart
  */
-function pausePlan(args: ChaosArgs): PausePlan {
-  return { pauses: args.mode === 'full' ? 4 : 2, minGapMs: 5_000, maxGapMs: 15_000, minStopMs: 20_000, maxStopMs: 60_000 };
+function outagePlan(args: ChaosArgs): OutagePlan {
+  return { outages: args.mode === 'full' ? 4 : 2, minGapMs: 5_000, maxGapMs: 15_000, minOutMs: 20_000, maxOutMs: 60_000 };
+}
+
+const relayPorts = new PortAllocator();
+
+/** One relay to Temporal per replica slot, for partitions: cutting one cuts that replica alone. */
+async function temporalRelays(stack: BenchStack, replicas: number): Promise<TcpProxy[]> {
+  const i = stack.temporalAddress.lastIndexOf(':');
+  const target = { host: stack.temporalAddress.slice(0, i), port: Number(stack.temporalAddress.slice(i + 1)) };
+  const relays: TcpProxy[] = [];
+  for (let n = 0; n < replicas; n++) {
+    const r = new TcpProxy(await relayPorts.take('chaos temporal relay'), target);
+    await r.open();
+    relays.push(r);
+  }
+  return relays;
 }
 
 /** the proxy's faults: watches cut after 5 to 30 s, as often as a busy load balancer might */
@@ -122,9 +139,11 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
   const taskQueue = `chaos-${s.slug}-${fault}-${Date.now().toString(36)}`;
   const random = seededRandom(seed);
   const proxy = fault === 'api' ? await startProxy(stack, args, random) : undefined;
+  const relays = fault === 'partitions' ? await temporalRelays(stack, replicas) : [];
   const start = (slot: number) => startOurs(stack, {
     impl: 'ours', controllers: s.controllers, setting: SETTINGS.lifted, serviceAccountCredentials: true, taskQueue, tag: `chaos-${s.slug}-${fault}`,
     kubeconfigPath: proxy ? proxyKubeconfigPath(stack) : undefined,
+    temporalAddress: relays[slot]?.address,
   }, slot);
   const slots: ManagedProcess[] = [];
   const stop = new AbortController();
@@ -140,10 +159,14 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     audit.mark();
     const t0 = Date.now();
     const note = (l: string) => log(`${s.slug} (${fault}): ${l}`);
-    const injecting: Promise<{ kills?: KillRecord[]; restarts?: RestartRecord[]; pauses?: PauseRecord[] }> =
+    const outage: Outage | undefined = fault === 'pauses' ? pauseOf(slots)
+      : fault === 'partitions' ? { name: 'cut from Temporal', begin: (v) => relays[v].cut(), end: (v) => relays[v].open() }
+      : undefined;
+    const injecting: Promise<{ kills?: KillRecord[]; restarts?: RestartRecord[]; outages?: OutageRecord[] }> =
       fault === 'kills' ? runStorm(slots, planStorm(stormPlan(args), replicas, random), start, stop.signal, note).then((kills) => ({ kills }))
-      : fault === 'pauses' ? runPauses(slots, planPauses(pausePlan(args), replicas, random), stop.signal, note).then((pauses) => ({ pauses }))
+      : outage ? runOutages(outage, planOutages(outagePlan(args), replicas, random), stop.signal, note).then((outages) => ({ outages }))
       : fault === 'restarts' ? runRestarts(stack.dataDir, restartPlan(RESTART_GAP_MS), stop.signal, note).then((restarts) => ({ restarts }))
+      : fault === 'outage' ? runRestarts(stack.dataDir, temporalOutagePlan(RESTART_GAP_MS, args.mode === 'full'), stop.signal, note).then((restarts) => ({ restarts }))
       : Promise.resolve({});
     // a failed restart rejects the injection: noted here, thrown by the await below
     let injectedUntil: number | undefined;
@@ -161,11 +184,16 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     const record = await injecting;
     const convergedAfterS = convergedAt === undefined ? undefined : (convergedAt - t0) / 1000;
     const { pass, outcome } = await finish(s, ctx, audit, convergedAfterS);
+    // what stopped while Temporal was down: the controllers' writes in that window
+    if (fault === 'outage') {
+      const events = audit.events();
+      for (const r of record.restarts ?? []) r.controllerWrites = controllerWritesBetween(events, t0 + r.atMs, t0 + r.atMs + r.downForMs);
+    }
     // no Secret's value in a history or log, no run over its history budget (chaos/histories.ts)
     // every replica the faults left running is still running: none crashed on what it was given
     pass.violations.push(...slots.flatMap((p, i) => (p.alive() ? [] : [`replica ${i} (pid ${p.pid}) exited on its own; see ${p.logFile}`])));
     pass.violations.push(...await historyViolations({ temporalAddress: stack.temporalAddress, taskQueue, logFiles: slots.map((p) => p.logFile), log: note }));
-    const times = [...(record.kills ?? []), ...(record.restarts ?? []), ...(record.pauses ?? [])].map((k) => k.atMs);
+    const times = [...(record.kills ?? []), ...(record.restarts ?? []), ...(record.outages ?? [])].map((k) => k.atMs);
     const beforeConverged = convergedAt === undefined ? times.length : times.filter((at) => t0 + at < convergedAt!).length;
     return { pass: { ...plain, ...pass, ...record, api: proxy?.counts(), beforeConverged }, outcome };
   } catch (e) {
@@ -174,6 +202,7 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     stop.abort();
     await Promise.all(slots.map((p) => p.kill('SIGKILL')));
     await proxy?.close();
+    for (const r of relays) await r.cut();
     await timed(`${ctx.ns}: cleaned up`, () => s.cleanup(ctx), log).catch((e: unknown) => log(`cleanup of ${ctx.ns} failed: ${String(e)}`));
   }
 }
@@ -186,7 +215,7 @@ export async function runChaos(stack: BenchStack, args: ChaosArgs, seed: number,
   const audit = new AuditLog(auditLogPath(stack.dataDir));
   const results: ChaosResults = {
     mode: args.mode, seed, storm: { ...stormPlan(args), replicas: replicasFor('kills') }, api: { ...apiPlan(args), replicas: replicasFor('api') },
-    restarts: { gapMs: RESTART_GAP_MS, replicas: replicasFor('restarts') }, pauses: { ...pausePlan(args), replicas: replicasFor('pauses') }, startedAt: new Date().toISOString(), finishedAt: '', scenarios: [],
+    restarts: { gapMs: RESTART_GAP_MS, replicas: replicasFor('restarts') }, outages: { ...outagePlan(args), replicas: replicasFor('pauses') }, startedAt: new Date().toISOString(), finishedAt: '', scenarios: [],
   };
   try {
     for (const slug of args.scenarios) {

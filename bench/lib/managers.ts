@@ -51,6 +51,8 @@ export interface ManagerOptions {
    * system:kube-controller-manager one, as kubeadm gives it; chaos: its fault proxy)
    */
   kubeconfigPath?: string;
+  /** ours: the Temporal address (default the stack's; chaos: a relay it cuts) */
+  temporalAddress?: string;
 }
 
 /** One controller-manager process we started, and only ever signal by its own pid. */
@@ -137,7 +139,7 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
     ...profiling,
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
     '--kubeconfig', o.kubeconfigPath ?? stack.managerKubeconfigPath,
-    '--temporal-address', stack.temporalAddress,
+    '--temporal-address', o.temporalAddress ?? stack.temporalAddress,
     '--task-queue', o.taskQueue,
     '--controllers', o.controllers.join(','),
     // no Lease either way: replicas share the task queue instead

@@ -7,7 +7,7 @@ import { eventually, freshNamespace, temporalAddress, testClusterAccess, uniqueN
 import { cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
 import { TEST_DATA_DIR } from '../support/stack';
-import { TcpProxy } from '../support/tcp-proxy';
+import { TcpProxy } from '../../bench/lib/tcp-proxy';
 
 /**
  * Temporal away, at the start and in the middle of a run. A replica started while Temporal cannot

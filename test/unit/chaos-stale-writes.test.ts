@@ -1,5 +1,5 @@
 import type { AuditEvent } from '../../bench/lib/audit';
-import { staleAttemptWrites } from '../../chaos/checks';
+import { controllerWritesBetween, staleAttemptWrites } from '../../chaos/checks';
 
 const UA = 'temporal-kcm/0.1.0 (linux/amd64) temporal-kcm/system:serviceaccount:kube-system:replicaset-controller';
 const write = (sec: number, replica: string, o: { key?: string; verb?: string; code?: number; name?: string } = {}): AuditEvent => ({
@@ -30,5 +30,14 @@ describe('staleAttemptWrites', () => {
     expect(staleAttemptWrites([write(1, 'a'), write(2, 'b', { key: 'bbbbbbbbbbbbbbbb' }), write(3, 'a')])).toEqual([]);
     expect(staleAttemptWrites([write(1, 'a'), write(2, 'b'), write(3, 'a', { verb: 'get', code: 200 })])).toEqual([]);
     expect(staleAttemptWrites([write(1, 'a'), write(2, 'b'), { ...write(3, 'a'), userAgent: UA }])).toEqual([]);
+  });
+});
+
+describe('controllerWritesBetween', () => {
+  test('counts controllers\' writes received in the window, ends included, and nothing else', () => {
+    const at = (sec: number) => Date.parse(`2026-12-03T09:00:${String(sec).padStart(2, '0')}.000000Z`);
+    const events = [write(1, 'a'), write(2, 'a'), write(3, 'a', { verb: 'get' }), { ...write(3, 'a'), user: { username: 'system:node:n1' } }, write(4, 'b'), write(6, 'a')];
+    expect(controllerWritesBetween(events, at(2), at(4))).toBe(2);
+    expect(controllerWritesBetween(events, at(5), at(5))).toBe(0);
   });
 });

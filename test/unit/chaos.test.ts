@@ -45,7 +45,7 @@ describe('the kill storm', () => {
 describe('chaos flags', () => {
   const known = ['rollout', 'jobs'];
   test('defaults, and each flag', () => {
-    expect(parseChaosArgs([], known)).toEqual({ mode: 'full', scenarios: known, faults: ['kills', 'pauses', 'api', 'restarts'], faultRate: 0.2, out: 'docs/RELIABILITY.md' });
+    expect(parseChaosArgs([], known)).toEqual({ mode: 'full', scenarios: known, faults: ['kills', 'pauses', 'partitions', 'api', 'restarts', 'outage'], faultRate: 0.2, out: 'docs/RELIABILITY.md' });
     expect(parseChaosArgs(['--quick', '--scenarios', 'jobs', '--faults', 'restarts,api', '--fault-rate=0.5', '--kills=3', '--seed', '7', '--out', '/tmp/r.md'], known))
       .toEqual({ mode: 'quick', scenarios: ['jobs'], faults: ['restarts', 'api'], faultRate: 0.5, kills: 3, seed: 7, out: '/tmp/r.md' });
   });
@@ -164,9 +164,14 @@ describe('chaos checks', () => {
     };
     const paused: FaultedPass = {
       faults: 'pauses', replicas: 3, convergedAfterS: 40, stable: true, violations: [], differences: [], beforeConverged: 1,
-      pauses: [{ atMs: 6000, victim: 1, pid: 7, stoppedForMs: 21_400 }, { atMs: 40_000, victim: 0, pid: 8, stoppedForMs: 58_600 }],
+      outages: [{ atMs: 6000, victim: 1, outForMs: 21_400 }, { atMs: 40_000, victim: 0, outForMs: 58_600 }],
     };
-    const ok: ScenarioRecord = { slug: 'rollout', title: 'a 100-pod rollout', upstream: { convergedAfterS: 12.3, stable: true, violations: [] }, ours: [killed, paused, api, restarted] };
+    const partitioned: FaultedPass = { ...paused, faults: 'partitions', outages: [{ atMs: 6000, victim: 2, outForMs: 30_000 }] };
+    const outage: FaultedPass = {
+      faults: 'outage', replicas: 1, convergedAfterS: 140, stable: true, violations: [], differences: [], beforeConverged: 1,
+      restarts: [{ parts: ['temporal'], atMs: 3000, downForMs: 121_500, controllerWrites: 0 }],
+    };
+    const ok: ScenarioRecord = { slug: 'rollout', title: 'a 100-pod rollout', upstream: { convergedAfterS: 12.3, stable: true, violations: [] }, ours: [killed, paused, partitioned, api, restarted, outage] };
     const bad: ScenarioRecord = { ...ok, slug: 'jobs', title: '10 Jobs', ours: [killed, { ...api, violations: ['live pods: want exactly 100, got 101'], differences: ['x: upstream 1, ours 2'] }] };
     expect(passed(ok)).toBe(true);
     expect(passed(bad)).toBe(false);
@@ -175,7 +180,7 @@ describe('chaos checks', () => {
     const r: ChaosResults = {
       mode: 'quick', seed: 9, storm: { kills: 6, minGapMs: 5000, maxGapMs: 20000, replicas: 3 },
       api: { rate: 0.2, watchCutMinMs: 5000, watchCutMaxMs: 30000, replicas: 1 }, restarts: { gapMs: 3000, replicas: 1 },
-      pauses: { pauses: 2, minGapMs: 5000, maxGapMs: 15000, minStopMs: 20000, maxStopMs: 60000, replicas: 3 },
+      outages: { outages: 2, minGapMs: 5000, maxGapMs: 15000, minOutMs: 20000, maxOutMs: 60000, replicas: 3 },
       startedAt: '2026-11-27T23:40:00Z', finishedAt: '', scenarios: [ok, bad],
     };
     const text = renderFaults(r, 'bench/results/chaos-quick.json');
@@ -185,6 +190,8 @@ describe('chaos checks', () => {
     expect(text).toContain('| a 100-pod rollout | api: 20 of 100 requests refused (429: 5, 500: 4, 503: 3, 409: 2, dropped: 6); 7 watches cut | 12.3 s | 24.6 s | 2.00x | yes | 0 / 0 | 0 |');
     expect(text).toContain('| a 100-pod rollout | restarts: etcd + kube-apiserver (down 4.2 s), then temporal (down 1.5 s), kill -9 (2 before converged) | 12.3 s | 30.0 s | 2.44x | yes | 0 / 0 | 0 |');
     expect(text).toContain('| a 100-pod rollout | pauses: 2 x SIGSTOP of a replica for 21 s, 59 s (1 before converged) | 12.3 s | 40.0 s | 3.25x | yes | 0 / 0 | 0 |');
+    expect(text).toContain('| a 100-pod rollout | partitions: 1 x a replica cut from Temporal for 30 s (1 before converged) | 12.3 s | 40.0 s | 3.25x | yes | 0 / 0 | 0 |');
+    expect(text).toContain('| a 100-pod rollout | outage: Temporal down 122 s (controller writes meanwhile: 0, converged 15.5 s after it was back) | 12.3 s | 140.0 s | 11.38x | yes | 0 / 0 | 0 |');
     expect(text).toContain('a random one is stopped with SIGSTOP for 20 to 60 s and then continued, 2 times');
     expect(text).toContain('20% of requests get 429');
     expect(text).toContain('- ours (api): live pods: want exactly 100, got 101');
