@@ -111,8 +111,10 @@ const CONTACT_STALE_MS = 25_000;
 export class TemporalContact {
   private lastError: string | undefined;
   private lastProbeAt = 0;
-  private probing = false;
+  /** the probe under way: a confirmation joins it rather than sending another */
+  private inFlight: Promise<boolean> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private stopWatch: (() => void) | undefined;
 
   constructor(
     private readonly connection: Connection,
@@ -121,34 +123,44 @@ export class TemporalContact {
     private readonly clock: ContactClock = new ContactClock(),
   ) {}
 
-  start(): void {
-    const probe = async () => {
-      this.probing = true;
+  /** One GetSystemInfo, or the one already under way: whether Temporal answered. */
+  private probe(): Promise<boolean> {
+    this.inFlight ??= (async () => {
       this.lastProbeAt = Date.now();
       try {
         await this.connection.withDeadline(Date.now() + CONTACT_DEADLINE_MS, () => this.connection.workflowService.getSystemInfo({}));
         if (this.lastError !== undefined) this.logger.info({ temporal: this.address }, 'Temporal answers again');
         this.clock.heard();
         this.lastError = undefined;
+        return true;
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
         if (this.lastError === undefined) this.logger.warn({ temporal: this.address, error: message }, 'Temporal does not answer; controllers wait for it');
         this.lastError = message;
+        this.clock.failed();
+        return false;
       } finally {
-        this.probing = false;
+        this.inFlight = undefined;
       }
-    };
+    })();
+    return this.inFlight;
+  }
+
+  start(): void {
     this.timer = setInterval(() => {
-      if (this.probing) return;
+      if (this.inFlight) return;
       const every = this.clock.probingOften() ? CONTACT_BUSY_EVERY_MS : CONTACT_IDLE_EVERY_MS;
-      if (Date.now() - this.lastProbeAt >= every) void probe();
+      if (Date.now() - this.lastProbeAt >= every) void this.probe();
     }, CONTACT_BUSY_EVERY_MS);
     this.timer.unref();
-    void probe();
+    this.clock.setAsker(() => this.probe());
+    this.stopWatch = this.clock.watch();
+    void this.probe();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    this.stopWatch?.();
   }
 
   /** undefined when Temporal answered lately, else why not */

@@ -22,7 +22,14 @@ import { ApplicationFailure } from '@temporalio/common';
  *   to someone else, and nothing revives it once it did);
  * - the process has not heard from Temporal (ContactClock) for most of the attempt's lease, at
  *   any moment since Temporal last vouched for the attempt: then the server may have timed it
- *   out although no local timer says so. A paused process sees this on waking, as a gap.
+ *   out although no local timer says so.
+ * Silence has two causes the fence must tell apart. A process that was not running (stopped, or
+ * starved of CPU) could not keep its tasks either: ContactClock finds such a pause on waking, from
+ * the process's CPU time, and it costs every attempt it overlaps its lease. A process whose main
+ * thread was only busy (a long stretch of JavaScript) kept its tasks, since the SDK's core answers
+ * Temporal from threads of its own; its probe answers were merely not read. So a silence with no
+ * failed probe and no pause in it is confirmed before it counts: the write waits for a fresh probe
+ * answer (at most 1.5 s) and goes out if one comes.
  * Once an attempt has lost its lease it stays lost: every later write of it is refused, and the
  * activity fails with a `Fenced` failure however its code treats the error.
  */
@@ -50,20 +57,41 @@ const GAP_KEEP_MS = 20 * 60_000;
 const GAP_KEEP_MAX = 64;
 /** how long probes stay frequent after the last attempt ends: a workflow task's local activities follow one another */
 const PROBING_TAIL_MS = 10_000;
+/** a stretch of wall time at least this long in which the process got under PAUSE_CPU_SHARE of a core was a pause */
+const PAUSE_MIN_MS = 1_000;
+const PAUSE_CPU_SHARE = 0.1;
+/** how often the pause watch looks */
+const PAUSE_WATCH_MS = 250;
+/** the longest a write waits for a probe to confirm Temporal still answers */
+const CONFIRM_MS = 1_500;
+
+type GapKind = 'silence' | 'pause';
+
+/** CPU time of the whole process (every thread), ms. */
+function processCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
 
 /**
- * When this process last heard from Temporal, and the silences it has been through. A silence is
- * recorded when it ends (an answer after a long wait, or the first timer tick after a pause), so
- * an attempt checks whether any silence since its proof of ownership outlasted its lease.
+ * When this process last heard from Temporal, and the gaps it has been through: silences in
+ * which a probe failed (recorded when an answer ends them) and pauses (found from CPU time). An
+ * attempt checks whether any gap since its proof of ownership outlasted its allowance.
  */
 export class ContactClock {
   private last: number;
-  private gaps: Array<[from: number, to: number]> = [];
+  private gaps: Array<{ from: number; to: number; kind: GapKind }> = [];
+  private failedSinceLast = false;
   private running = 0;
   private lastEndedAt = -Infinity;
+  private watchWall: number;
+  private watchCpu: number;
+  private asker: (() => Promise<boolean>) | undefined;
 
-  constructor(now = Date.now()) {
+  constructor(now = Date.now(), private readonly cpuMs: () => number = processCpuMs) {
     this.last = now;
+    this.watchWall = now;
+    this.watchCpu = cpuMs();
   }
 
   /** An attempt starts: Temporal is asked often from now until a while after the last one ends. */
@@ -87,22 +115,74 @@ export class ContactClock {
   /** Temporal answered (a probe, or a task handed over): contact at `now`. */
   heard(now = Date.now()): void {
     if (now <= this.last) return;
-    if (now - this.last >= GAP_MIN_MS) {
-      this.gaps.push([this.last, now]);
-      while (this.gaps.length > GAP_KEEP_MAX || (this.gaps.length && now - this.gaps[0][1] > GAP_KEEP_MS)) this.gaps.shift();
-    }
+    if (this.failedSinceLast && now - this.last >= GAP_MIN_MS) this.addGap(this.last, now, 'silence');
+    this.failedSinceLast = false;
     this.last = now;
+  }
+
+  /** A probe got no answer (an error, or its deadline passed). */
+  failed(): void {
+    this.failedSinceLast = true;
   }
 
   lastHeard(): number {
     return this.last;
   }
 
-  /** The longest time without Temporal since `since`, the silence going on now included. */
-  longestSilenceSince(since: number, now = Date.now()): number {
-    let longest = Math.max(0, now - Math.max(this.last, since));
-    for (const [from, to] of this.gaps) if (to > since) longest = Math.max(longest, to - Math.max(from, since));
+  /**
+   * Finds a pause since the last look: wall time passed with (almost) no CPU time used. Called
+   * every 250 ms by `watch` and before every decision, so a write on waking sees the pause first.
+   */
+  notePauses(now = Date.now()): void {
+    const cpu = this.cpuMs();
+    const wall = now - this.watchWall;
+    if (wall >= PAUSE_MIN_MS && cpu - this.watchCpu < wall * PAUSE_CPU_SHARE) this.addGap(this.watchWall, now, 'pause');
+    this.watchWall = now;
+    this.watchCpu = cpu;
+  }
+
+  /** Looks for pauses every 250 ms until the returned function is called. */
+  watch(): () => void {
+    const t = setInterval(() => this.notePauses(), PAUSE_WATCH_MS);
+    t.unref();
+    return () => clearInterval(t);
+  }
+
+  /** Who can ask Temporal now (TemporalContact): resolves whether it answered. */
+  setAsker(ask: () => Promise<boolean>): void {
+    this.asker = ask;
+  }
+
+  /** Asks Temporal now and waits at most 1.5 s: whether it answered. */
+  async confirm(): Promise<boolean> {
+    if (!this.asker) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), CONFIRM_MS); });
+    try {
+      return await Promise.race([this.asker().catch(() => false), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The longest recorded gap (failed silence or pause) since `since`, and its kind. */
+  longestGapSince(since: number): { ms: number; kind: GapKind } {
+    let longest: { ms: number; kind: GapKind } = { ms: 0, kind: 'silence' };
+    for (const g of this.gaps) {
+      const ms = g.to - Math.max(g.from, since);
+      if (g.to > since && ms > longest.ms) longest = { ms, kind: g.kind };
+    }
     return longest;
+  }
+
+  /** The silence going on now, counted from `since` at the earliest. */
+  silenceNow(since: number, now = Date.now()): number {
+    return Math.max(0, now - Math.max(this.last, since));
+  }
+
+  private addGap(from: number, to: number, kind: GapKind): void {
+    this.gaps.push({ from, to, kind });
+    while (this.gaps.length > GAP_KEEP_MAX || (this.gaps.length && to - this.gaps[0].to > GAP_KEEP_MS)) this.gaps.shift();
   }
 }
 
@@ -128,6 +208,7 @@ export class AttemptLease {
   private readonly vouchedAt: number;
   private lastBeatAt: number;
   private lostWhy: string | undefined;
+  private unconfirmed = 0;
   /** writes refused: the activity's result then misses them, whatever its code made of the refusal */
   refusedWrites = 0;
 
@@ -155,10 +236,15 @@ export class AttemptLease {
     this.lastBeatAt = now;
   }
 
-  /** Undefined while the lease holds, else why not (and from then on). */
+  /**
+   * Undefined while the lease holds, else why not (and from then on). A silence going on now that
+   * no failed probe or pause explains is left to `confirm` (see `unconfirmedSilence`).
+   */
   check(now = Date.now()): string | undefined {
+    this.unconfirmed = 0;
     if (this.lostWhy) return this.lostWhy;
     const i = this.info;
+    this.clock.notePauses(now);
     if (this.signal?.aborted) return (this.lostWhy = 'the attempt was cancelled');
     if (now - this.startedAt > i.startToCloseTimeoutMs * LIMIT_SHARE) {
       return (this.lostWhy = `the attempt ran ${now - this.startedAt} ms of its ${i.startToCloseTimeoutMs} ms limit`);
@@ -167,12 +253,37 @@ export class AttemptLease {
       return (this.lostWhy = `no heartbeat for ${now - this.lastBeatAt} ms (heartbeat timeout ${i.heartbeatTimeoutMs} ms)`);
     }
     // a regular attempt without a heartbeat timeout is the server's until start-to-close, heard or not
-    const allowed = i.isLocal ? WORKFLOW_TASK_TIMEOUT_MS * LOCAL_SHARE : (i.heartbeatTimeoutMs ?? 0) * BEAT_SHARE;
+    const allowed = this.allowedSilenceMs();
     if (allowed) {
-      const silence = this.clock.longestSilenceSince(this.vouchedAt, now);
-      if (silence > allowed) return (this.lostWhy = `Temporal unheard for ${silence} ms (this attempt allows ${allowed} ms)`);
+      const gap = this.clock.longestGapSince(this.vouchedAt);
+      if (gap.ms > allowed) {
+        return (this.lostWhy = gap.kind === 'pause'
+          ? `the process was paused for ${gap.ms} ms (this attempt allows ${allowed} ms without Temporal)`
+          : `Temporal unheard for ${gap.ms} ms (this attempt allows ${allowed} ms)`);
+      }
+      const silence = this.clock.silenceNow(this.vouchedAt, now);
+      if (silence > allowed) this.unconfirmed = silence;
     }
     return undefined;
+  }
+
+  /** After `check`: a silence past the allowance going on now, for `confirm` to settle (0: none). */
+  get unconfirmedSilence(): number {
+    return this.unconfirmed;
+  }
+
+  /** Settles an unconfirmed silence: asks Temporal; no answer loses the lease. Undefined while it holds. */
+  async confirm(): Promise<string | undefined> {
+    const silence = this.unconfirmed;
+    if (!silence) return this.lostWhy;
+    if (await this.clock.confirm()) return this.check();
+    this.lostWhy ??= `Temporal unheard for ${silence} ms (this attempt allows ${this.allowedSilenceMs()} ms)`;
+    return this.lostWhy;
+  }
+
+  private allowedSilenceMs(): number {
+    const i = this.info;
+    return i.isLocal ? WORKFLOW_TASK_TIMEOUT_MS * LOCAL_SHARE : (i.heartbeatTimeoutMs ?? 0) * BEAT_SHARE;
   }
 
   /** The failure a lost attempt ends with: a local one's retries would run in the worker that lost it, so none. */
@@ -198,11 +309,14 @@ export function attemptKey(workflowId: string, runId: string, activityId: string
 export const runningAttempt = new AsyncLocalStorage<{ lease: AttemptLease; replica: string }>();
 
 /** Refuses a write whose attempt lost its lease: called just before the request leaves. */
-export function fenceWrite(method: string, path: string): void {
+export async function fenceWrite(method: string, path: string): Promise<void> {
   const running = runningAttempt.getStore();
   if (!running) return;
-  if (!running.lease.check()) return;
-  running.lease.refusedWrites++;
+  const lease = running.lease;
+  let why = lease.check();
+  if (!why && lease.unconfirmedSilence) why = await lease.confirm();
+  if (!why) return;
+  lease.refusedWrites++;
   throw running.lease.failure(`${method} ${path}`);
 }
 

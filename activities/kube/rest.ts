@@ -339,7 +339,7 @@ export class KubeRest {
     const { url, ...opts } = await this.options(method, requestPath(method, path, ro.contentType), headers, ro.timeoutMs ?? 30_000);
     const mod = url.protocol === 'https:' ? https : http;
     // the last moment a write can be held back: after the rate limit's wait and the token's fetch
-    if (method !== 'GET') fenceWrite(method, path);
+    if (method !== 'GET') await fenceWrite(method, path);
     return new Promise((resolve, reject) => {
       const req = mod.request(url, opts, (res) => {
         const chunks: Buffer[] = [];
