@@ -804,7 +804,17 @@ export interface LoadedTemporalTls {
  * 4 MiB default: a history page over 4 MiB (a run whose signals carry snapshots, a few hundred
  * events) could not be read by `why`, `replay` or the checks that read histories.
  */
-export const TEMPORAL_CHANNEL_ARGS = { 'grpc.max_receive_message_length': 128 * 1024 * 1024 } as const;
+/**
+ * The Temporal client's gRPC channel. Its reconnect backoff is capped at 5 s: grpc-js's default
+ * grows to 120 s, so after a Temporal outage of two minutes the client (the informer's signals,
+ * the contact probe) went on failing for up to a minute after the server was back, and every
+ * controller with it (chaos `outage`: converged 57.6 s after Temporal returned).
+ */
+export const TEMPORAL_CHANNEL_ARGS = {
+  'grpc.max_receive_message_length': 128 * 1024 * 1024,
+  'grpc.initial_reconnect_backoff_ms': 1_000,
+  'grpc.max_reconnect_backoff_ms': 5_000,
+} as const;
 
 /** Reads the files named in TemporalTlsOptions (kept separate so option parsing stays cheap). */
 export function loadTemporalTls(tls: TemporalTlsOptions): LoadedTemporalTls {
