@@ -13,11 +13,13 @@ export interface ChaosArgs {
   kills?: number;
   /** the storm's seed (default: from the clock, printed so a run can be repeated) */
   seed?: number;
+  /** run the whole suite this many times, under seeds seed, seed+1, ... (default: once) */
+  seeds?: number;
   out: string;
 }
 
 export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace,endpoints,hostile] [--faults kills,pauses,partitions,api,restarts,outage]
-                               [--fault-rate 0.2] [--kills N] [--seed N] [--out docs/RELIABILITY.md]
+                               [--fault-rate 0.2] [--kills N] [--seed N] [--seeds N] [--out docs/RELIABILITY.md]
 
   --quick          smaller workloads and fewer kills
   --scenarios L    which to run, comma-separated (default: all): rollout, foreground, jobs, namespace, endpoints,
@@ -31,6 +33,8 @@ export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios
   --fault-rate R   the share of API requests the proxy refuses, 0..1 (default 0.2)
   --kills N        replicas killed with kill -9 per scenario (default 20, quick 6), one every 5 to 20 s
   --seed N         the storm's seed: the same seed kills the same replicas at the same moments
+  --seeds N        run the suite N times, under seeds N0, N0+1, ... (N0: --seed, or from the clock), and
+                   write a table of every seed's result (its own section of the docs file)
   --out FILE       the docs file to write (default docs/RELIABILITY.md)
 `;
 
@@ -84,6 +88,9 @@ export function parseChaosArgs(argv: string[], known: string[]): ChaosArgs {
         break;
       case '--seed':
         a.seed = whole(take(), 0, 2 ** 32 - 1);
+        break;
+      case '--seeds':
+        a.seeds = whole(take(), 1, 1000);
         break;
       case '--out':
         a.out = take();

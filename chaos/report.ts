@@ -137,3 +137,46 @@ export function renderFaults(r: ChaosResults, rawPath: string): string {
   });
   return [...lines, ...details].join('\n') + '\n';
 }
+
+export const SEEDS_HEADING = 'Seeds';
+
+/** Every pass of one run, as `scenario (fault)`, with why it failed (empty: it passed). */
+function passOutcomes(r: ChaosResults): Array<{ pass: string; failures: string[] }> {
+  return r.scenarios.flatMap((s) => [
+    { pass: `${s.slug} (upstream)`, failures: [...(s.upstream.error ? [`did not finish: ${s.upstream.error}`] : []), ...s.upstream.violations] },
+    ...s.ours.map((p) => ({
+      pass: `${s.slug} (${p.faults})`,
+      failures: passPassed(p) ? [] : [
+        ...(p.error ? [`did not finish: ${p.error}`] : []),
+        ...(p.convergedAfterS === undefined && !p.error ? ['never converged'] : []),
+        ...(p.stable || p.convergedAfterS === undefined ? [] : ['the end state did not hold after the faults']),
+        ...p.violations,
+        ...p.differences.map((d) => `differs: ${d}`),
+      ],
+    })),
+  ]);
+}
+
+/** The generated section of a `--seeds N` run: one row per seed, then every failure by seed. */
+export function renderSeeds(runs: ChaosResults[], rawPath: string): string {
+  const first = runs[0];
+  const seeds = runs.map((r) => r.seed);
+  const scenarios = first ? first.scenarios.map((s) => s.slug).join(', ') : '';
+  const faults = first?.scenarios[0]?.ours.map((p) => p.faults).join(', ') ?? '';
+  const lines = [
+    `## ${SEEDS_HEADING} (\`npm run chaos -- ${first?.mode === 'quick' ? '--quick ' : ''}--seeds ${runs.length}\`, ${first?.startedAt.slice(0, 16).replace('T', ' ') ?? '-'} UTC)`,
+    '',
+    `The whole suite once per seed (${seeds.length ? `${seeds[0]} to ${seeds[seeds.length - 1]}` : 'none'}): scenarios ${scenarios}; faults ${faults}. A pass is one scenario under upstream without faults or under ours with one kind of fault; it fails on any invariant violation, a difference from upstream's end state, or an end state that never held or did not hold after the faults. Raw results: \`${rawPath}\`.`,
+    '',
+    '| seed | passes | passed | failed passes |',
+    '| ---: | ---: | ---: | --- |',
+  ];
+  const details: string[] = [];
+  for (const r of runs) {
+    const outcomes = passOutcomes(r);
+    const failed = outcomes.filter((o) => o.failures.length);
+    lines.push(`| ${r.seed} | ${outcomes.length} | ${outcomes.length - failed.length} | ${failed.map((o) => o.pass).join(', ') || '-'} |`);
+    for (const o of failed) for (const f of o.failures) details.push(`- seed ${r.seed}, ${o.pass}: ${f}`);
+  }
+  return [...lines, ...(details.length ? ['', ...details] : [])].join('\n') + '\n';
+}

@@ -9,7 +9,7 @@ import { rawResultsPath, saveSection } from '../bench/lib/report';
 import { startBenchStack, stopBenchStack } from '../bench/lib/stack';
 import { repoRoot } from '../starter/local/paths';
 import { CHAOS_USAGE, ChaosUsageError, parseChaosArgs, type ChaosArgs } from './args';
-import { FAULTS_HEADING, passed, renderFaults, type ChaosResults } from './report';
+import { FAULTS_HEADING, SEEDS_HEADING, passed, renderFaults, renderSeeds, type ChaosResults } from './report';
 import { SCENARIOS, runChaos } from './suite';
 
 const CHAOS_DATA_DIR = path.resolve(process.env.TEMPORAL_KCM_CHAOS_DATA_DIR ?? path.join(repoRoot, '.local', 'chaos-stack'));
@@ -33,16 +33,26 @@ async function main(): Promise<number> {
   const onSignal = () => void killAllStarted().then(() => stopBenchStack(stack, log)).finally(() => process.exit(130));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  let results: ChaosResults;
+  // --seeds N: the suite under each of N seeds in turn, on the one stack
+  const seeds = Array.from({ length: args.seeds ?? 1 }, (_, i) => (seed + i) >>> 0);
+  const runs: ChaosResults[] = [];
   try {
-    results = await runChaos(stack, args, seed, log);
+    for (const s of seeds) {
+      if (args.seeds) log(`seed ${s} (${runs.length + 1} of ${seeds.length})`);
+      runs.push(await runChaos(stack, args, s, log));
+    }
   } finally {
     await stopBenchStack(stack, log);
   }
-  const raw = rawResultsPath(args.out, `chaos-${args.mode}.json`);
-  saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results, generated: renderFaults(results, raw.cited), heading: FAULTS_HEADING, after: FAULTS_HEADING, log });
+  if (args.seeds) {
+    const raw = rawResultsPath(args.out, `chaos-seeds-${args.mode}.json`);
+    saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results: runs, generated: renderSeeds(runs, raw.cited), heading: SEEDS_HEADING, after: FAULTS_HEADING, log });
+  } else {
+    const raw = rawResultsPath(args.out, `chaos-${args.mode}.json`);
+    saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results: runs[0], generated: renderFaults(runs[0], raw.cited), heading: FAULTS_HEADING, after: FAULTS_HEADING, log });
+  }
   log(`chaos took ${Math.round((Date.now() - t0) / 1000)} s`);
-  return results.scenarios.every(passed) ? 0 : 1;
+  return runs.every((r) => r.scenarios.every(passed)) ? 0 : 1;
 }
 
 main().then((code) => process.exit(code), (e: unknown) => {

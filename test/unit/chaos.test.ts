@@ -5,7 +5,7 @@ import type { AuditEvent } from '../../bench/lib/audit';
 import { ChaosUsageError, parseChaosArgs } from '../../chaos/args';
 import { diffOutcomes, duplicates, exactly, podsDeleted, podsMade, successfulWrites } from '../../chaos/checks';
 import { chooseFault, faultResponse, isWatchRequest, proxiedKubeconfig, type FaultKind } from '../../chaos/proxy';
-import { passed, renderFaults, type ChaosResults, type FaultedPass, type ScenarioRecord } from '../../chaos/report';
+import { passed, renderFaults, renderSeeds, type ChaosResults, type FaultedPass, type ScenarioRecord } from '../../chaos/report';
 import { planStorm, runStorm, seededRandom, type Replica } from '../../chaos/storm';
 
 describe('the kill storm', () => {
@@ -44,6 +44,11 @@ describe('the kill storm', () => {
 
 describe('chaos flags', () => {
   const known = ['rollout', 'jobs'];
+  test('--seeds runs the suite under that many seeds, 1 to 1000', () => {
+    expect(parseChaosArgs(['--seeds', '10', '--seed', '42'], known)).toMatchObject({ seeds: 10, seed: 42 });
+    expect(() => parseChaosArgs(['--seeds', '0'], known)).toThrow(/1\.\.1000/);
+  });
+
   test('defaults, and each flag', () => {
     expect(parseChaosArgs([], known)).toEqual({ mode: 'full', scenarios: known, faults: ['kills', 'pauses', 'partitions', 'api', 'restarts', 'outage'], faultRate: 0.2, out: 'docs/RELIABILITY.md' });
     expect(parseChaosArgs(['--quick', '--scenarios', 'jobs', '--faults', 'restarts,api', '--fault-rate=0.5', '--kills=3', '--seed', '7', '--out', '/tmp/r.md'], known))
@@ -196,5 +201,26 @@ describe('chaos checks', () => {
     expect(text).toContain('20% of requests get 429');
     expect(text).toContain('- ours (api): live pods: want exactly 100, got 101');
     expect(text).toContain('- differs (api): x: upstream 1, ours 2');
+  });
+
+  test('the seeds table: one row per seed, its passes counted, and every failure listed by seed', () => {
+    const ok: FaultedPass = { faults: 'kills', replicas: 3, convergedAfterS: 20, stable: true, violations: [], differences: [], beforeConverged: 1 };
+    const run = (seed: number, ours: FaultedPass[]): ChaosResults => ({
+      mode: 'quick', seed, storm: { kills: 6, minGapMs: 5000, maxGapMs: 20000, replicas: 3 },
+      api: { rate: 0.2, watchCutMinMs: 5000, watchCutMaxMs: 30000, replicas: 1 }, restarts: { gapMs: 3000, replicas: 1 },
+      outages: { outages: 2, minGapMs: 5000, maxGapMs: 15000, minOutMs: 20000, maxOutMs: 60000, replicas: 3 },
+      startedAt: '2026-12-03T10:00:00Z', finishedAt: '',
+      scenarios: [{ slug: 'rollout', title: 'a rollout', upstream: { convergedAfterS: 10, stable: true, violations: [] }, ours }],
+    });
+    const text = renderSeeds([
+      run(42, [ok, { ...ok, faults: 'pauses' }]),
+      run(43, [{ ...ok, violations: ['live pods: want exactly 100, got 101'] }, { ...ok, faults: 'pauses', convergedAfterS: undefined, stable: false }]),
+    ], 'bench/results/chaos-seeds-quick.json');
+    expect(text).toContain('## Seeds (`npm run chaos -- --quick --seeds 2`, 2026-12-03 10:00 UTC)');
+    expect(text).toContain('(42 to 43): scenarios rollout; faults kills, pauses');
+    expect(text).toContain('| 42 | 3 | 3 | - |');
+    expect(text).toContain('| 43 | 3 | 1 | rollout (kills), rollout (pauses) |');
+    expect(text).toContain('- seed 43, rollout (kills): live pods: want exactly 100, got 101');
+    expect(text).toContain('- seed 43, rollout (pauses): never converged');
   });
 });
