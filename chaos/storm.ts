@@ -39,12 +39,17 @@ export function planStorm(plan: StormPlan, replicas: number, random: () => numbe
   }));
 }
 
-/** Waits `ms`, or less when `signal` aborts first. */
+/** Waits `ms`, or less when `signal` aborts first; its listener goes with it (a sampler waits on one signal every second). */
 export function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
 }
 

@@ -28,7 +28,7 @@ import { jobsScenario } from './scenarios/jobs';
 import { namespaceScenario } from './scenarios/namespace';
 import { rolloutScenario } from './scenarios/rollout';
 import type { ChaosContext, ChaosScenario } from './scenarios/types';
-import { planStorm, runStorm, seededRandom, type KillRecord, type StormPlan } from './storm';
+import { pause, planStorm, runStorm, seededRandom, type KillRecord, type StormPlan } from './storm';
 
 export const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario, endpointsScenario, hostileScenario];
 /** kills, pauses and partitions need replicas to move work between; API faults and restarts hit one replica alone, the plain case */
@@ -81,6 +81,19 @@ function apiPlan(args: ChaosArgs): FaultPlan {
   return { rate: args.faultRate, watchCutMinMs: 5_000, watchCutMaxMs: 30_000 };
 }
 
+/**
+ * Samples the scenario's `during` invariants every second until `stop` aborts: each distinct
+ * violation once, with how many samples showed it. A sample the API could not answer is skipped.
+ */
+export async function sampleDuring(s: ChaosScenario, ctx: ChaosContext, stop: AbortSignal): Promise<string[]> {
+  const seen = new Map<string, number>();
+  while (s.during && !stop.aborted) {
+    for (const v of await s.during(ctx).catch(() => [])) seen.set(v, (seen.get(v) ?? 0) + 1);
+    await pause(1_000, stop);
+  }
+  return [...seen].map(([v, n]) => `during the change: ${v}${n > 1 ? ` (in ${n} samples)` : ''}`);
+}
+
 /** The end state, its outcome and its violations, read after the change settled (or did not). */
 async function finish(s: ChaosScenario, ctx: ChaosContext, audit: AuditLog, convergedAfterS: number | undefined): Promise<{ pass: PassRecord; outcome: unknown }> {
   let stable = false;
@@ -102,8 +115,16 @@ async function upstreamPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs
     audit.mark();
     const t0 = Date.now();
     await s.act(ctx);
-    await waitFor(`${s.slug} converged under upstream`, () => s.converged(ctx), CONVERGE_TIMEOUT_MS, 250);
-    return await finish(s, ctx, audit, (Date.now() - t0) / 1000);
+    const sampling = new AbortController();
+    const during = sampleDuring(s, ctx, sampling.signal);
+    try {
+      await waitFor(`${s.slug} converged under upstream`, () => s.converged(ctx), CONVERGE_TIMEOUT_MS, 250);
+    } finally {
+      sampling.abort();
+    }
+    const done = await finish(s, ctx, audit, (Date.now() - t0) / 1000);
+    done.pass.violations.push(...await during);
+    return done;
   } catch (e) {
     return { pass: { stable: false, violations: [], error: String(e) } };
   } finally {
@@ -173,6 +194,8 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     let injectionFailed = false;
     injecting.then(() => { injectedUntil = Date.now(); }, () => { injectedUntil = Date.now(); injectionFailed = true; });
     await s.act(ctx);
+    const sampling = new AbortController();
+    const during = sampleDuring(s, ctx, sampling.signal);
     // the first moment the end state holds, watched while the faults go on
     let convergedAt: number | undefined;
     while (convergedAt === undefined) {
@@ -181,6 +204,7 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
       else if (injectedUntil !== undefined && Date.now() - injectedUntil > CONVERGE_TIMEOUT_MS) break;
       else await sleep(250);
     }
+    sampling.abort();
     const record = await injecting;
     const convergedAfterS = convergedAt === undefined ? undefined : (convergedAt - t0) / 1000;
     const { pass, outcome } = await finish(s, ctx, audit, convergedAfterS);
@@ -191,6 +215,7 @@ async function oursPass(stack: BenchStack, s: ChaosScenario, args: ChaosArgs, au
     }
     // no Secret's value in a history or log, no run over its history budget (chaos/histories.ts)
     // every replica the faults left running is still running: none crashed on what it was given
+    pass.violations.push(...await during);
     pass.violations.push(...slots.flatMap((p, i) => (p.alive() ? [] : [`replica ${i} (pid ${p.pid}) exited on its own; see ${p.logFile}`])));
     pass.violations.push(...await historyViolations({ temporalAddress: stack.temporalAddress, taskQueue, logFiles: slots.map((p) => p.logFile), log: note }));
     const times = [...(record.kills ?? []), ...(record.restarts ?? []), ...(record.outages ?? [])].map((k) => k.atMs);

@@ -106,6 +106,25 @@ export const jobsScenario: ChaosScenario = {
     return out;
   },
 
+  /**
+   * At every moment: no Job runs more pods than its parallelism, and no index of an Indexed Job
+   * runs in two pods at once (a pod counts while it is neither finished nor being deleted).
+   */
+  async during(ctx) {
+    const p = plan(ctx.mode);
+    const [jobs, pods] = await Promise.all([listJobs(ctx), listPods(ctx)]);
+    const running = pods.filter((x) => !x.metadata?.deletionTimestamp && x.status?.phase !== 'Succeeded' && x.status?.phase !== 'Failed');
+    const out: string[] = [];
+    for (const j of jobs) {
+      const mine = running.filter((x) => jobUidOf(x) === j.metadata.uid);
+      if (mine.length > p.parallelism) out.push(`${j.metadata.name} ran ${mine.length} pods at once, above its parallelism ${p.parallelism}`);
+      if (j.spec.completionMode === 'Indexed') {
+        for (const [ix, n] of duplicates(mine.map((x) => x.metadata?.annotations?.[INDEX] ?? '?'))) out.push(`${j.metadata.name} index ${ix} running in ${n} pods at once`);
+      }
+    }
+    return out;
+  },
+
   async cleanup(ctx) {
     await ctx.rest.request('DELETE', jobsPath(ctx), { body: { propagationPolicy: 'Orphan' } }).catch(() => undefined);
     // no job controller may be running now: the tracking finalizers are taken off by hand

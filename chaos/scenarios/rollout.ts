@@ -14,6 +14,8 @@ const size = (mode: ChaosMode) => (mode === 'full' ? 1000 : 100);
  */
 const minReadySeconds = (mode: ChaosMode) => (mode === 'full' ? 20 : 8);
 const image = (n: number) => `registry.invalid/storm:${n}`;
+/** maxSurge, 25% (rounded up, as upstream rounds a surge percentage) */
+const SURGE = 0.25;
 
 interface Condition { type: string; status: string; reason?: string }
 type Deployment = WorkloadStatus & { status?: WorkloadStatus['status'] & { conditions?: Condition[] } };
@@ -58,7 +60,7 @@ export const rolloutScenario: ChaosScenario = {
           replicas,
           minReadySeconds: minReadySeconds(ctx.mode),
           selector: { matchLabels: { app: NAME } },
-          strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
+          strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: `${SURGE * 100}%`, maxUnavailable: '25%' } },
           template: { metadata: { labels: { app: NAME } }, spec: { containers: [{ name: 'app', image: image(1) }], terminationGracePeriodSeconds: 0 } },
         },
       },
@@ -107,6 +109,19 @@ export const rolloutScenario: ChaosScenario = {
       ...exactly('pods without a controller (orphans)', 0, pods.filter((p) => !owned(p)).length),
       ...exactly('ReplicaSets without a controller (orphans)', 0, rss.filter((rs) => !owned(rs)).length),
     ];
+  },
+
+  /**
+   * The surge bound, as the deployment controller keeps it: the ReplicaSets' spec.replicas summed
+   * never pass replicas + maxSurge (upstream's NewRSNewReplicas counts the same sum). It is what the
+   * controller writes itself, so it holds at every moment, not only once pods catch up.
+   */
+  async during(ctx) {
+    const d = await getDeployment(ctx);
+    const sum = (await replicaSets(ctx)).filter((rs) => rs.metadata.ownerReferences?.some((r) => r.uid === d.metadata.uid))
+      .reduce((n, rs) => n + (rs.spec.replicas ?? 0), 0);
+    const bound = d.spec.replicas + Math.ceil(d.spec.replicas * SURGE);
+    return sum > bound ? [`the ReplicaSets' replicas summed to ${sum}, above replicas + maxSurge (${bound})`] : [];
   },
 
   cleanup: (ctx) => cleanNamespace(ctx.rest, ctx.ns),

@@ -31,6 +31,8 @@ export interface ChaosScenario {
   outcome(ctx: ChaosContext): Promise<unknown>;
   /** what must never happen, read from the end state and the audit log since `act` */
   violations(ctx: ChaosContext, audit: AuditEvent[]): Promise<string[]>;
+  /** what must never happen at any moment: read every second from `act` until the end state first holds */
+  during?(ctx: ChaosContext): Promise<string[]>;
   /** removes what the scenario made, whatever state it was left in */
   cleanup(ctx: ChaosContext): Promise<void>;
 }

@@ -5,6 +5,7 @@ import type { AuditEvent } from '../../bench/lib/audit';
 import { ChaosUsageError, parseChaosArgs } from '../../chaos/args';
 import { diffOutcomes, duplicates, exactly, podsDeleted, podsMade, successfulWrites } from '../../chaos/checks';
 import { chooseFault, faultResponse, isWatchRequest, proxiedKubeconfig, type FaultKind } from '../../chaos/proxy';
+import { sampleDuring } from '../../chaos/suite';
 import { passed, renderFaults, renderSeeds, type ChaosResults, type FaultedPass, type ScenarioRecord } from '../../chaos/report';
 import { planStorm, runStorm, seededRandom, type Replica } from '../../chaos/storm';
 
@@ -222,5 +223,17 @@ describe('chaos checks', () => {
     expect(text).toContain('| 43 | 3 | 1 | rollout (kills), rollout (pauses) |');
     expect(text).toContain('- seed 43, rollout (kills): live pods: want exactly 100, got 101');
     expect(text).toContain('- seed 43, rollout (pauses): never converged');
+  });
+});
+
+describe('invariants sampled during the change', () => {
+  test('each distinct violation once, with the samples that showed it, until stopped', async () => {
+    let n = 0;
+    const scenario = { during: async () => (++n <= 2 ? ['surge passed'] : n === 3 ? ['other'] : []) } as unknown as Parameters<typeof sampleDuring>[0];
+    const stop = new AbortController();
+    const sampled = sampleDuring(scenario, {} as Parameters<typeof sampleDuring>[1], stop.signal);
+    await new Promise((r) => setTimeout(r, 3_300));
+    stop.abort();
+    expect(await sampled).toEqual(['during the change: surge passed (in 2 samples)', 'during the change: other']);
   });
 });
