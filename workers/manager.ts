@@ -11,8 +11,9 @@ import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
 import { createFailureReporter } from '../activities/kube/failure-reports';
 import { listOnly } from '../activities/kube/manager-reads';
-import { ContactClock, currentAttemptLease, runningAttempt } from '../activities/kube/fence';
-import { type Proposal, runningActivityInput, shadowed } from '../activities/kube/shadow';
+import { ContactClock, currentAttemptLease } from '../activities/kube/fence';
+import { runningActivity } from '../activities/kube/running-activity';
+import { type Proposal, shadowed } from '../activities/kube/shadow';
 import { ShadowFeed } from '../activities/shadow/feed';
 import { SA_KIND } from '../workflows/search-attributes';
 import type { ShadowEntry } from '../workflows/shadow/types';
@@ -76,9 +77,10 @@ function instrument<T extends Record<string, (...args: never[]) => Promise<unkno
       if (lease && !lease.info.isLocal) fencing!.clock.heard(lease.startedAt);
       if (lease) fencing!.clock.attemptStarted();
       try {
-        // the input's reason goes with any write the activity makes under --shadow
-        const run = () => runningActivityInput.run(args[0], () => fn(...args));
-        const result = lease ? await runningAttempt.run({ lease, replica: fencing!.replica }, run) : await run();
+        // the input's reason goes with any write the activity makes under --shadow, and the lease
+        // fences every write it makes
+        const attempt = lease ? { lease, replica: fencing!.replica } : undefined;
+        const result = await runningActivity.run({ input: args[0], ...(attempt ? { attempt } : {}) }, () => fn(...args));
         // a refused write the activity's code took for a passing failure: its result misses it
         if (lease?.refusedWrites) throw lease.failure();
         return runningLocally() ? ({ [LOCAL_ECHO_KEY]: true, input: args[0], result } satisfies LocalEcho) : result;

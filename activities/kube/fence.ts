@@ -1,7 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { runningActivity } from './running-activity';
 
 /*
  * Fencing: a write goes out only while its activity attempt is still this replica's.
@@ -305,12 +305,9 @@ export function attemptKey(workflowId: string, runId: string, activityId: string
   return createHash('sha256').update(`${workflowId}\n${runId}\n${activityId}`).digest('hex').slice(0, 16);
 }
 
-/** The attempt the current async context runs in (set around each activity by the worker). */
-export const runningAttempt = new AsyncLocalStorage<{ lease: AttemptLease; replica: string }>();
-
 /** Refuses a write whose attempt lost its lease: called just before the request leaves. */
 export async function fenceWrite(method: string, path: string): Promise<void> {
-  const running = runningAttempt.getStore();
+  const running = runningActivity.getStore()?.attempt;
   if (!running) return;
   const lease = running.lease;
   let why = lease.check();
@@ -322,13 +319,13 @@ export async function fenceWrite(method: string, path: string): Promise<void> {
 
 /** The User-Agent a request goes out with: inside an attempt, with the attempt named. */
 export function attemptUserAgent(userAgent: string): string {
-  const running = runningAttempt.getStore();
+  const running = runningActivity.getStore()?.attempt;
   return running ? `${userAgent} ${running.lease.userAgentComment(running.replica)}` : userAgent;
 }
 
 /** Heartbeat bookkeeping for the fence: see AttemptLease.beat. */
 export function noteBeat(): void {
-  runningAttempt.getStore()?.lease.beat();
+  runningActivity.getStore()?.attempt?.lease.beat();
 }
 
 /** The lease of the activity attempt running now, or undefined outside one (unit tests call activities directly). */

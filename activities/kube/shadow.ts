@@ -1,7 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Context } from '@temporalio/activity';
 import { ApiError, type KubeRest, type RequestOptions } from './rest';
 import { parseResourcePath } from './resources';
+import { runningActivity } from './running-activity';
 import type { KubeObject } from './projections';
 import { entryOf, type WriteShape } from '../shadow/content';
 import type { ShadowEntry } from '../../workflows/shadow/types';
@@ -17,9 +17,6 @@ import type { ShadowEntry } from '../../workflows/shadow/types';
  * Reads are untouched. Only controllers' clients are shadowed; the manager's own calls (its
  * ServiceAccount tokens) are not writes to the cluster's objects.
  */
-
-/** The input of the activity running now, kept by the manager around each one: a proposal carries its reason. */
-export const runningActivityInput = new AsyncLocalStorage<unknown>();
 
 export type ProposalVerb = 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 
@@ -131,7 +128,7 @@ export function shadowed(rest: KubeRest, controller: string, record: (p: Proposa
   shadow.request = async <T>(method: string, path: string, ro?: RequestOptions) => {
     const write = writeOf(method, path);
     if (!write) return rest.request<T>(method, path, ro);
-    const reason = reasonOf(runningActivityInput.getStore());
+    const reason = reasonOf(runningActivity.getStore()?.input);
     const context: Proposal = { controller, ...write, ...(reason ? { reason } : {}), ...activityOf() };
     try {
       const res = await rest.request<T>(method, dryRunPath(path), ro);

@@ -1,7 +1,8 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
-import { AttemptLease, ContactClock, WORKFLOW_TASK_TIMEOUT_MS, attemptKey, runningAttempt, type AttemptInfo } from '../../activities/kube/fence';
+import { AttemptLease, ContactClock, WORKFLOW_TASK_TIMEOUT_MS, attemptKey, type AttemptInfo } from '../../activities/kube/fence';
+import { runningActivity } from '../../activities/kube/running-activity';
 import { KubeRest } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
 import { plainHttpAccess } from '../support/plain-http-access';
@@ -225,7 +226,7 @@ describe('KubeRest inside an attempt', () => {
   test('names the attempt in its User-Agent, and a write of a lost attempt never leaves while reads still do', async () => {
     const clock = new ContactClock();
     const lease = new AttemptLease(info({ scheduledAtMs: Date.now() }), clock, undefined);
-    await runningAttempt.run({ lease, replica: 'host-1' }, async () => {
+    await runningActivity.run({ input: undefined, attempt: { lease, replica: 'host-1' } }, async () => {
       await rest.request('POST', '/api/v1/namespaces/ns/pods', { body: {} });
       expect(seen).toEqual([{ method: 'POST', ua: `temporal-kcm/0.1.0 (linux/amd64) temporal-kcm/x (attempt ${lease.key} 1 host-1)` }]);
       // Temporal unheard past the lease, and nobody to confirm it answers: the same client refuses

@@ -1,5 +1,6 @@
 import { ApiError, type KubeRest, type RequestOptions } from '../../activities/kube/rest';
-import { type Proposal, dryRunPath, runningActivityInput, shadowed, writeOf } from '../../activities/kube/shadow';
+import { type Proposal, dryRunPath, shadowed, writeOf } from '../../activities/kube/shadow';
+import { runningActivity } from '../../activities/kube/running-activity';
 import { SHADOW_WORKFLOW_ID_PREFIX, controllerOfWorkflowId, shadowWorkflowIdPrefix, withoutShadowPrefix } from '../../workflows/runtime/workflow-ids';
 import type { ShadowEntry } from '../../workflows/shadow/types';
 
@@ -48,7 +49,7 @@ describe('shadowed', () => {
     const proposals: Proposal[] = [];
     const shadow = shadowed(rest, 'replicaset', (p) => proposals.push(p));
     await shadow.request('GET', '/api/v1/namespaces/ns/pods');
-    await runningActivityInput.run({ reason: 'too few replicas: 2 of 3' }, () =>
+    await runningActivity.run({ input: { reason: 'too few replicas: 2 of 3' } }, () =>
       shadow.request('POST', '/api/v1/namespaces/ns/pods', { body: { metadata: { generateName: 'web-' } } }));
     await shadow.request('DELETE', '/api/v1/namespaces/ns/pods/p');
     expect(paths).toEqual(['GET /api/v1/namespaces/ns/pods', 'POST /api/v1/namespaces/ns/pods?dryRun=All', 'DELETE /api/v1/namespaces/ns/pods/p?dryRun=All']);
