@@ -1,8 +1,7 @@
 import { Connection, type TLSConfig } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { sleep } from '../activities/informers/reflector';
-import { onAbort } from '../activities/kube/rest';
+import { onAbort, sleep } from '../activities/kube/abort';
 import { ContactClock } from '../activities/kube/fence';
 import { TEMPORAL_CHANNEL_ARGS } from '../starter/run-options';
 import { ensureSearchAttributes } from './search-attributes';

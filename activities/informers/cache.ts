@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { KubeObject } from '../kube/projections';
-import { onAbort, type KubeRest } from '../kube/rest';
+import { onAbort } from '../kube/abort';
+import type { KubeRest } from '../kube/rest';
 import { RESOURCES, resourcePath, type ResourceType } from '../kube/resources';
 import { METADATA, covers, metadataOnly, prune, unionMask, type FieldMask } from './fields';
 import type { WatchPositions } from './positions';

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { KubeObject } from '../kube/projections';
-import { ApiError, KubeRest, onAbort } from '../kube/rest';
+import { sleep } from '../kube/abort';
+import { ApiError, KubeRest } from '../kube/rest';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -22,14 +23,6 @@ export interface ReflectorStats {
   events: number;
   lastEventAt: number;
 }
-
-/** Every reflector backs off on the one informer signal: onAbort keeps that to one listener. */
-export const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    let off: () => void = () => undefined;
-    const t = setTimeout(() => { off(); resolve(); }, ms);
-    if (signal) off = onAbort(signal, () => { clearTimeout(t); resolve(); });
-  });
 
 /** Metadata-only lists and watches (the garbage collector reads nothing else). */
 export const METADATA_ONLY = { list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1', watch: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' };

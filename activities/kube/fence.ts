@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { sleep } from './abort';
 import { runningActivity } from './running-activity';
 
 /*
@@ -156,12 +157,11 @@ export class ContactClock {
   /** Asks Temporal now and waits at most 1.5 s: whether it answered. */
   async confirm(): Promise<boolean> {
     if (!this.asker) return false;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), CONFIRM_MS); });
+    const answered = new AbortController();
     try {
-      return await Promise.race([this.asker().catch(() => false), late]);
+      return await Promise.race([this.asker().catch(() => false), sleep(CONFIRM_MS, answered.signal).then(() => false)]);
     } finally {
-      clearTimeout(timer);
+      answered.abort();
     }
   }
 

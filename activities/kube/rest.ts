@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as nodePath from 'node:path';
+import { onAbort } from './abort';
 import { attemptUserAgent, fenceWrite } from './fence';
 import type { ClusterAccess } from './kubeconfig';
 import { lineSplitter } from './lines';
@@ -195,42 +196,6 @@ export function requestHeaders(userAgent: string, ro: { accept?: string; content
     headers['Content-Length'] = String(Buffer.byteLength(payload));
   }
   return headers;
-}
-
-/** One real 'abort' listener per signal, whatever the number of waiters on it. */
-const abortWaiters = new WeakMap<AbortSignal, { waiters: Set<() => void>; listener: () => void }>();
-
-/**
- * Calls `fn` once when `signal` aborts (at once if it has); the returned function unsubscribes.
- * Every informer's watches and back-off sleeps wait on one long-lived signal, dozens at once:
- * adding a listener each would trip Node's MaxListenersExceededWarning (11 on one AbortSignal).
- * Here they share one listener, removed with the last waiter.
- */
-export function onAbort(signal: AbortSignal, fn: () => void): () => void {
-  if (signal.aborted) {
-    fn();
-    return () => undefined;
-  }
-  let entry = abortWaiters.get(signal);
-  if (!entry) {
-    const waiters = new Set<() => void>();
-    const listener = () => {
-      abortWaiters.delete(signal);
-      for (const w of [...waiters]) w();
-      waiters.clear();
-    };
-    entry = { waiters, listener };
-    abortWaiters.set(signal, entry);
-    signal.addEventListener('abort', listener, { once: true });
-  }
-  const e = entry;
-  const waiter = () => fn();
-  e.waiters.add(waiter);
-  return () => {
-    if (!e.waiters.delete(waiter) || e.waiters.size) return;
-    signal.removeEventListener('abort', e.listener);
-    if (abortWaiters.get(signal) === e) abortWaiters.delete(signal);
-  };
 }
 
 /**

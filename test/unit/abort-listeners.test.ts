@@ -1,8 +1,8 @@
 import { plainHttpAccess } from '../support/plain-http-access';
 import { EventEmitter, getEventListeners } from 'node:events';
-import { KubeRest, onAbort } from '../../activities/kube/rest';
+import { onAbort, sleep } from '../../activities/kube/abort';
+import { KubeRest } from '../../activities/kube/rest';
 import { TokenBucket } from '../../activities/kube/token-bucket';
-import { sleep } from '../../activities/informers/reflector';
 
 const listeners = (s: AbortSignal) => getEventListeners(s, 'abort').length;
 
