@@ -7,9 +7,9 @@ import { ManagerProcess, metricValue, pidWorkingOn, startManagerProcess } from '
 import { PodObject, cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
 import { podSummary, type KubeObject } from '../../activities/kube/projections';
 import { choosePodsToDelete } from '../../workflows/replicaset/logic';
-import { AuditLog } from '../../bench/lib/audit';
 import { staleAttemptWrites } from '../../chaos/checks';
-import { auditLogPath, up } from '../../starter/local/stack';
+import { scaleToFence } from '../support/fencing';
+import { up } from '../../starter/local/stack';
 
 /**
  * Active-active replicas, no leader election: any replica may die at any moment, and the survivors
@@ -206,36 +206,28 @@ test('SIGSTOP of the replica creating pods for 20 s, then SIGCONT: it writes not
   // late in the file: the watch moves while a replica is stopped, which the watch tests above count
   const live = () => managers.filter((m) => m.child.exitCode === null && m.child.signalCode === null);
   if (live().length < 2) managers.push(await startManagerProcess(taskQueue, ARGS));
-  const audit = new AuditLog(auditLogPath(TEST_DATA_DIR));
-  audit.mark();
-  const name = 'paused';
-  const rs = (await rest.request<{ metadata: { uid: string } }>('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, { body: {
-    metadata: { name },
-    spec: { replicas: 300, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } } },
-  } })).body;
+  const scale = await scaleToFence(rest, ns, 'paused', 300);
   // inside the slow-start batch of 128 (pods 128 to 255), which at 50 requests a second takes 2.5 s:
   // the replica running it has most of its creates still to send
   const victim = await eventually('the batch of 128 under way', async () => {
-    const count = owned(await listPods(rest, ns, `app=${name}`), rs.metadata.uid).length;
+    const count = await scale.owned();
     if (count < 140 || count >= 220) return undefined;
-    const pid = await pidWorkingOn(client, `replicaset/${ns}/${name}`);
+    const pid = await pidWorkingOn(client, `replicaset/${ns}/paused`);
     return live().find((m) => m.pid === pid);
   }, 60_000, 20);
   process.kill(victim.pid, 'SIGSTOP');
-  const atStop = owned(await listPods(rest, ns, `app=${name}`), rs.metadata.uid).length;
+  const atStop = await scale.owned();
   // the workflow task times out after 10 s and the other replica runs the batch again
   await new Promise((r) => setTimeout(r, 20_000));
-  const atCont = owned(await listPods(rest, ns, `app=${name}`), rs.metadata.uid).length;
+  const atCont = await scale.owned();
   process.kill(victim.pid, 'SIGCONT');
-  await eventually('300 pods', async () => owned(await listPods(rest, ns, `app=${name}`), rs.metadata.uid).length === 300, 120_000, 200);
-  await new Promise((r) => setTimeout(r, 3000));
-  const fenced = metricValue(await victim.metrics(), 'kcm_fenced_attempts_total', { activity: 'createPods' });
+  const { events, fenced } = await scale.outcome(victim);
   process.stderr.write(`fencing: stopped pid ${victim.pid} at ${atStop}/300 pods, ${atCont} when it went on; its fenced attempts: ${fenced}\n`);
   // the paused replica woke with creates of its batch still to send (without the fence, 155 of
   // them reached the server after the other replica's): refused, none went out
-  expect(staleAttemptWrites(audit.events().filter((e) => e.objectRef?.namespace === ns))).toEqual([]);
+  expect(staleAttemptWrites(events)).toEqual([]);
   expect(fenced).toBeGreaterThanOrEqual(1);
-  expect(owned(await listPods(rest, ns, `app=${name}`), rs.metadata.uid)).toHaveLength(300);
+  expect(await scale.owned()).toBe(300);
 });
 
 test('objects deleted while no replica ran: their workflows end once a replica lists again', async () => {

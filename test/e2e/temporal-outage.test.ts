@@ -1,12 +1,10 @@
-import { AuditLog } from '../../bench/lib/audit';
 import { staleAttemptWrites } from '../../chaos/checks';
+import { scaleToFence } from '../support/fencing';
 import { PortAllocator } from '../../starter/local/ports';
-import { auditLogPath } from '../../starter/local/stack';
 import { probeSecurePort } from '../../starter/local/http-probe';
 import { eventually, freshNamespace, temporalAddress, testClusterAccess, uniqueName } from '../support/cluster';
-import { cleanNamespace, controllerUid, listPods, mergePatch, testRest } from '../support/kube';
-import { ManagerProcess, metricValue, startManagerProcess } from '../support/manager';
-import { TEST_DATA_DIR } from '../support/stack';
+import { cleanNamespace, listPods, mergePatch, testRest } from '../support/kube';
+import { ManagerProcess, startManagerProcess } from '../support/manager';
 import { TcpProxy } from '../../bench/lib/tcp-proxy';
 
 /**
@@ -100,27 +98,17 @@ test('a replica cut from Temporal but not from the API server mid-work: its writ
   // slow to write (10 a second), so its batch is far from done when it is cut off
   const cutOff = await startManagerProcess(queue, ['--kube-api-qps', '10', '--kube-api-burst', '10'], { temporalAddress: temporal.address, controllers: 'replicaset' });
   managers.push(cutOff);
-  const audit = new AuditLog(auditLogPath(TEST_DATA_DIR));
-  audit.mark();
-  const name = 'cut';
-  const rs = (await rest.request<{ metadata: { uid: string } }>('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, { body: {
-    metadata: { name },
-    spec: { replicas: 150, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/c:1' }] } } },
-  } })).body;
-  const owned = async () => (await listPods(rest, ns, `app=${name}`)).filter((p) => controllerUid(p) === rs.metadata.uid && !p.metadata.deletionTimestamp).length;
+  const scale = await scaleToFence(rest, ns, 'cut', 150);
   // inside the slow-start batch of 32 (pods 31 to 62, 3.2 s at this rate)
-  await eventually('the batch of 32 under way', async () => (await owned()) >= 33, 60_000, 50);
+  await eventually('the batch of 32 under way', async () => (await scale.owned()) >= 33, 60_000, 50);
   await temporal.cut();
   const cutAt = Date.now();
   // the replica that takes over: its worker gets the workflow task once the cut one's times out
   managers.push(await startManagerProcess(queue, ['--kube-api-qps', '50', '--kube-api-burst', '100'], { controllers: 'replicaset' }));
-  await eventually('150 pods', async () => (await owned()) === 150, 120_000, 200);
-  await new Promise((r) => setTimeout(r, 3000));
-  const events = audit.events().filter((e) => e.objectRef?.namespace === ns);
+  const { events, fenced } = await scale.outcome(cutOff);
   // its requests name it as <host>-<pid> (activities/kube/fence.ts)
   const lastCutWrite = events.filter((e) => e.verb === 'create' && e.userAgent?.endsWith(`-${cutOff.pid})`))
     .map((e) => Date.parse(e.requestReceivedTimestamp ?? '')).reduce((a, b) => Math.max(a, b), 0);
-  const fenced = metricValue(await cutOff.metrics(), 'kcm_fenced_attempts_total', { activity: 'createPods' });
   process.stderr.write(`cut from Temporal: last write ${lastCutWrite - cutAt} ms after the cut; fenced attempts ${fenced}\n`);
   expect(staleAttemptWrites(events)).toEqual([]);
   expect(fenced).toBeGreaterThanOrEqual(1);
