@@ -23,6 +23,7 @@ export interface Metrics {
   readonly signalEventsSentTotal: Counter<'controller'>;
   /** Watch events a controller's signal gate held, each counted once. */
   readonly signalEventsHeldTotal: Counter<'controller'>;
+  readonly signalsWithoutStateTotal: Counter<'controller'>;
   /** Objects whose held events went out when their hold ran out and the gate, asked again, said the workflow would act. */
   readonly signalHoldsExpiredTotal: Counter<'controller'>;
   readonly signalsReceivedTotal: Counter<'controller'>;
@@ -121,6 +122,12 @@ export function createMetrics(): Metrics {
     signalEventsHeldTotal: new Counter({
       name: 'kcm_signal_events_held_total',
       help: "Watch events a controller's signal gate held because its workflow, reconciling on the informer cache, would write nothing; they go out merged with the object's next event that needs work, or when the gate, asked again each --max-signal-hold, says the workflow would now act. Each event is counted once.",
+      labelNames: ['controller'] as const,
+      registers,
+    }),
+    signalsWithoutStateTotal: new Counter({
+      name: 'kcm_signals_without_state_total',
+      help: 'Signals sent without the state their events carry, as that weighed more than a Temporal payload may: the workflow reads the object from the API instead, by controller.',
       labelNames: ['controller'] as const,
       registers,
     }),

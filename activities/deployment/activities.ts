@@ -4,6 +4,7 @@ import { newerVersion } from '../../workflows/common/resource-version';
 import { selectorMatches } from '../../workflows/common/selector';
 import type { DeploymentAction, DeploymentRef, DeploymentView, ReplicaSetView } from '../../workflows/deployment/types';
 import type { OwnerRef } from '../../workflows/common/meta';
+import { fitObservation } from './fit';
 import { deploymentView, replicaSetView } from './projections';
 import type { RecordEvent } from '../kube/events';
 import type { LocalReads } from '../informers/local-reads';
@@ -118,7 +119,7 @@ export function createDeploymentActivities(deps: DeploymentActivityDeps) {
         // dated by the newest object read, not by the list: a list's version is the whole store's
         // revision, which a cache watching only ReplicaSets reaches at their next change or bookmark
         const newestReplicaSet = replicaSets.reduce((v, rs) => (newerVersion(rs.resourceVersion, v) ? rs.resourceVersion : v), '0');
-        return { deployment, replicaSets, activePodsByReplicaSet, versions: { deployments: deployment.resourceVersion, replicaSets: newestReplicaSet } };
+        return fitObservation({ deployment, replicaSets, activePodsByReplicaSet, versions: { deployments: deployment.resourceVersion, replicaSets: newestReplicaSet } });
       });
     },
 

@@ -13,6 +13,7 @@ import type { RouteContext, SignalGateFactory } from '../../workers/descriptor';
 import type { Store } from '../informers/store';
 import { deploymentWorkflow } from '../../workflows/deployment/workflow';
 import { deploymentWouldAct } from '../../workflows/deployment/would-act';
+import { fitObservation } from './fit';
 
 /** What a Recreate snapshot reads of a pod: its controller (metadata) and whether it is still active. */
 export const ACTIVE_POD_FIELDS: FieldMask = { metadata: true, status: { phase: true } };
@@ -75,10 +76,17 @@ export const deploymentSignalGate: SignalGateFactory = ({ cache }) => {
       return !s || deploymentWouldAct(s, Date.now());
     },
     full(t) {
-      const s = snapshot(t.uid);
+      const found = snapshot(t.uid);
+      const s = found && fitObservation(found);
       return (s ? { changed: true, snapshot: s } : { relist: true }) satisfies DeploymentEvent;
     },
   };
+};
+
+/** An event too large for a payload, as a look again: the workflow reads the Deployment from the API (observeDeployment). */
+const withoutSnapshot = (event: unknown): DeploymentEvent => {
+  const { snapshot: _left, ...rest } = event as DeploymentEvent;
+  return { ...rest, lookAgain: true };
 };
 
 /**
@@ -93,8 +101,9 @@ export function deploymentRoutes({ input, signaller, cache }: RouteContext): Rou
   /** `force`: a new, deleted or relisted Deployment, which the signal gate is not asked about */
   const queue = (d: Pick<DeploymentRouting, 'namespace' | 'name' | 'uid'>, event: DeploymentEvent, urgent = false, force = false) => {
     const args: DeploymentWorkflowInput = { namespace: d.namespace, name: d.name, uid: d.uid, tuning: input.tuning };
-    const snapshot = event.deletedUid ? undefined : snapshotOf({ deployments, replicaSets, pods }, d.uid);
-    signaller.queue({ controller: 'deployment', workflow: deploymentWorkflow, kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, args },
+    const found = event.deletedUid ? undefined : snapshotOf({ deployments, replicaSets, pods }, d.uid);
+    const snapshot = found && fitObservation(found);
+    signaller.queue({ controller: 'deployment', workflow: deploymentWorkflow, kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, args, lookAgain: withoutSnapshot },
       snapshot ? { ...event, snapshot } : event, mergeDeploymentEvents, urgent, force);
   };
 

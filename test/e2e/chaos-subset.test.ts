@@ -6,7 +6,8 @@ import { TEST_DATA_DIR } from '../support/stack';
 
 /**
  * `npm run chaos`'s short form: the quick hostile corpus (overlapping selectors, ownership cycles
- * and dangling owners, a ReplicaSet starved by quota, a 1 MiB pod template, a crowded Service,
+ * of two and three, self-owners and dangling owners, a ReplicaSet starved by quota, a 1 MiB pod
+ * template, a Deployment whose eleven ReplicaSets weigh 11 MiB of random bytes, a crowded Service,
  * CronJobs that never or too late fire, a 10,000-index Job, namespaces that never finish) beside a
  * canary Deployment, under upstream kube-controller-manager without faults and then under three
  * replicas of ours, each killed once with kill -9. Checked as `npm run chaos` checks it:

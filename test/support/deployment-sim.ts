@@ -4,10 +4,12 @@
  * tests and the signal gate's property test, which needs converged states to start from.
  */
 import { planDeployment } from '../../workflows/deployment/controller';
-import { findNewReplicaSet } from '../../workflows/deployment/util';
+import { REVISION_ANNOTATION, findNewReplicaSet } from '../../workflows/deployment/util';
 import { formatTime } from '../../workflows/replicaset/logic';
 import type { DeploymentPlan, DeploymentStatus, DeploymentView, ReplicaSetView } from '../../workflows/deployment/types';
 import type { PodTemplate } from '../../workflows/common/meta';
+import type { DeploymentObservation } from '../../workflows/deployment/cache';
+import { seededRandom } from '../../chaos/storm';
 
 export const T0 = Date.parse('2025-06-01T12:00:00Z');
 export const SEC = 1000;
@@ -173,3 +175,64 @@ export class Sim {
   }
 }
 
+/**
+ * A converged Deployment, perhaps disturbed, as the cache's snapshot of it: either strategy, paused
+ * or not, with or without a progress deadline, a few revisions deep, then disturbed in one way (a
+ * new template or size, a ReplicaSet losing a ready pod, a status drifting, an orphan to adopt, a
+ * ReplicaSet's echo). Seeded by `n`.
+ */
+export function randomDeploymentCase(n: number): { name: string; snapshot: DeploymentObservation } {
+  // seeded: the same cases on every run, so a failure names a case that can be run again
+  const r = seededRandom(5000 + n);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+  const name = `d-${n}`;
+  const over: Partial<DeploymentView> = {
+    name, uid: `${name}-uid`, namespace: 'gate', selector: { matchLabels: { app: name } }, template: template('img:1', { app: name }),
+    replicas: pick([0, 1, 2, 3, 5]),
+    strategy: pick([{ type: 'RollingUpdate' as const, maxSurge: '25%', maxUnavailable: '25%' }, { type: 'RollingUpdate' as const, maxSurge: 1, maxUnavailable: 0 }, { type: 'Recreate' as const }]),
+    progressDeadlineSeconds: pick([600, 600, null]),
+    revisionHistoryLimit: pick([10, 1, 0]),
+  };
+  // the planner's clock is the workflow's: start the fake cluster a little in the past so that
+  // no condition it writes is dated after the moment the workflow plans
+  const sim = new Sim(deployment(over), [], Date.now() - 120 * SEC, true);
+  sim.converge();
+  // a few revisions deep
+  for (let i = 0, k = pick([0, 0, 1, 2]); i < k; i++) {
+    sim.setTemplate(template(`img:${i + 2}`, { app: name }));
+    sim.converge();
+  }
+  if (r() < 0.15) {
+    sim.d = { ...sim.d, paused: true, generation: sim.d.generation + 1 };
+    sim.converge();
+  }
+  const disturb = pick(['none', 'none', 'none', 'echo', 'template', 'replicas', 'unready', 'status', 'orphan', 'revision'] as const);
+  const rss: ReplicaSetView[] = sim.rss.map((x) => ({ ...x, status: { ...x.status } }));
+  let d = sim.d;
+  const live = rss.find((x) => x.replicas > 0) ?? rss[0];
+  switch (disturb) {
+    case 'echo': // a ReplicaSet's own status write seen again: a new version, nothing else
+      if (live) live.resourceVersion = String(Number(live.resourceVersion) + 7);
+      break;
+    case 'template':
+      d = { ...d, template: template('img:new', { app: name }), generation: d.generation + 1 };
+      break;
+    case 'replicas':
+      d = { ...d, replicas: d.replicas + 1, generation: d.generation + 1 };
+      break;
+    case 'unready':
+      if (live && live.status.readyReplicas > 0) live.status = { ...live.status, readyReplicas: live.status.readyReplicas - 1, availableReplicas: live.status.availableReplicas - 1 };
+      break;
+    case 'status':
+      d = { ...d, status: { ...d.status, updatedReplicas: d.status.updatedReplicas + 1 } };
+      break;
+    case 'orphan':
+      rss.push({ ...(live ?? rss[0]), name: `${name}-orphan`, uid: `${name}-orphan-uid`, ownerReferences: [], creationTimestamp: formatTime(Date.now() - 60 * SEC), replicas: 0,
+        status: { replicas: 0, readyReplicas: 0, availableReplicas: 0, fullyLabeledReplicas: 0, observedGeneration: 1 } });
+      break;
+    case 'revision':
+      if (live) live.annotations = { ...live.annotations, [REVISION_ANNOTATION]: '99' };
+      break;
+  }
+  return { name, snapshot: { deployment: d, replicaSets: rss, activePodsByReplicaSet: {}, versions: { deployments: '1000', replicaSets: '1000' } } };
+}

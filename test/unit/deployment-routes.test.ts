@@ -61,8 +61,10 @@ describe('deployment routes: a Deployment to itself', () => {
     ]);
     expect(sent[0].target).toEqual({
       controller: 'deployment', workflow: deploymentWorkflow, kind: 'Deployment', namespace: 'a', name: 'web', uid: 'd-web',
-      args: { namespace: 'a', name: 'web', uid: 'd-web', tuning: { resyncMs: 7 } },
+      args: { namespace: 'a', name: 'web', uid: 'd-web', tuning: { resyncMs: 7 } }, lookAgain: expect.any(Function),
     });
+    // too large to send, the event goes without its snapshot and says so: the workflow reads the API
+    expect(sent[0].target.lookAgain!({ relist: true, snapshot: { replicaSets: [], activePodsByReplicaSet: {} } })).toEqual({ relist: true, lookAgain: true });
     sent.length = 0;
     h(DEPLOYMENTS).relisted([deployment('web', 'web'), deployment('new', 'new')], '20');
     expect(sent.map(brief)).toEqual([

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
-import { HOT_KEY_INTERVAL_MS, Signaller, URGENT_INTERVAL_MS } from '../../activities/informers/signaller';
+import { HOT_KEY_INTERVAL_MS, SIGNAL_BUDGET_BYTES, Signaller, URGENT_INTERVAL_MS } from '../../activities/informers/signaller';
 import { replicaOwnerWorkflow } from '../../workflows/replicaset/workflow';
 
 const target = (name: string) => ({ controller: 'replicaset', workflow: replicaOwnerWorkflow, kind: 'ReplicaSet', namespace: 'ns', name, uid: `u-${name}`, args: { controller: 'replicaset' as const, kind: 'ReplicaSet' as const, namespace: 'ns', name, uid: `u-${name}` } });
@@ -160,5 +160,26 @@ describe('signal gates', () => {
     s.queue(target('a'), {}, union);
     await s.flush();
     expect(sent).toHaveLength(1);
+  });
+});
+
+describe('events too large for a payload', () => {
+  test("a target's event past SIGNAL_BUDGET_BYTES goes out as its look again, counted; smaller ones and targets without one go as they are", async () => {
+    const sent: Array<{ id: string; event: Record<string, unknown> }> = [];
+    const client = { workflow: { signalWithStart: async (_t: unknown, o: { workflowId: string; signalArgs: [Record<string, unknown>] }) => { sent.push({ id: o.workflowId, event: o.signalArgs[0] }); } } } as unknown as Client;
+    const lean: string[] = [];
+    const s = new Signaller(client, 'q', pino({ level: 'silent' }), { onLookAgain: (c) => lean.push(c) });
+    const lookAgain = (e: unknown) => ({ ...(e as Record<string, unknown>), state: undefined, lookAgain: true });
+    const big = 'x'.repeat(SIGNAL_BUDGET_BYTES);
+    s.queue({ ...target('big'), lookAgain }, { state: big }, keepLater);
+    s.queue({ ...target('small'), lookAgain }, { state: 'x' }, keepLater);
+    s.queue(target('plain'), { state: big }, keepLater);
+    await s.flush();
+    const byId = Object.fromEntries(sent.map((x) => [x.id, x.event]));
+    expect(byId['replicaset/ns/big']).toEqual({ state: undefined, lookAgain: true });
+    expect(byId['replicaset/ns/small']).toEqual({ state: 'x' });
+    expect(byId['replicaset/ns/plain'].state).toBe(big);
+    expect(lean).toEqual(['replicaset']);
+    expect(s.lookAgains).toBe(1);
   });
 });

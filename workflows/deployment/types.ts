@@ -91,6 +91,11 @@ export interface ReplicaSetView {
   replicas: number;
   minReadySeconds: number;
   template: PodTemplate;
+  /**
+   * Set only when the template was left out of an observation too large for a payload
+   * (activities/deployment/fit.ts): whether it equals the Deployment's, ignoring the hash label.
+   */
+  templateMatches?: boolean;
   selector: LabelSelector;
   status: ReplicaSetStatusView;
 }

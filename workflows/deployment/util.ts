@@ -191,13 +191,18 @@ export function podTemplateHash(template: PodTemplate, collisionCount?: number |
 
 /** The oldest ReplicaSet whose template equals the Deployment's, ignoring the pod-template-hash label. */
 export function findNewReplicaSet<T extends ReplicaSetView>(d: DeploymentView, rss: readonly T[]): T | undefined {
-  return sortedBy(rss, compareByCreation).find((rs) => templatesEqualIgnoringHash(rs.template, d.template));
+  return sortedBy(rss, compareByCreation).find((rs) => templateOfDeployment(d, rs));
+}
+
+/** Is the ReplicaSet's template the Deployment's, ignoring the hash label: as observed, or as said for a template left out (templateMatches). */
+function templateOfDeployment(d: DeploymentView, rs: ReplicaSetView): boolean {
+  return rs.templateMatches ?? templatesEqualIgnoringHash(rs.template, d.template);
 }
 
 /** Every ReplicaSet but the new one, oldest first (scaled to zero or not). */
 export function findOldReplicaSets<T extends ReplicaSetView>(d: DeploymentView, rss: readonly T[]): T[] {
   const sorted = sortedBy(rss, compareByCreation);
-  const newRS = sorted.find((rs) => templatesEqualIgnoringHash(rs.template, d.template));
+  const newRS = sorted.find((rs) => templateOfDeployment(d, rs));
   return sorted.filter((rs) => newRS === undefined || rs.uid !== newRS.uid);
 }
 

@@ -25,16 +25,20 @@ export interface DeploymentEvent {
   relist?: boolean;
   /** the cache's view when the event was routed (absent from routers before the shared cache) */
   snapshot?: DeploymentObservation;
+  /** the cache's view was too large for a payload and was left out: the next reconcile reads the API */
+  lookAgain?: boolean;
 }
 
-/** Later events carry later snapshots; flags accumulate. */
+/** Later events carry later snapshots (a later look again drops an earlier one); flags accumulate. */
 export function mergeDeploymentEvents(a: DeploymentEvent, b: DeploymentEvent): DeploymentEvent {
-  const snapshot = b.snapshot ? newerSnapshot(a.snapshot, b.snapshot) : a.snapshot;
+  const snapshot = b.lookAgain ? undefined : b.snapshot ? newerSnapshot(a.snapshot, b.snapshot) : a.snapshot;
+  const lookAgain = b.lookAgain || (a.lookAgain && !b.snapshot);
   return {
     ...(a.deletedUid || b.deletedUid ? { deletedUid: b.deletedUid ?? a.deletedUid } : {}),
     ...(a.changed || b.changed ? { changed: true } : {}),
     ...(a.relist || b.relist ? { relist: true } : {}),
     ...(snapshot ? { snapshot } : {}),
+    ...(lookAgain ? { lookAgain: true } : {}),
   };
 }
 
@@ -144,6 +148,8 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
       // (the ones that leaked) takes it from its next deletion on; its replay of older signals
       // finds no marker and plans as it did.
       if (e.deletedUid !== undefined && isPatched('deployment-deletion-reads-api')) snapshot = undefined;
+      // the cache's newer view was too large to send: the last snapshot is stale, so read the API
+      if (e.lookAgain) snapshot = undefined;
       if (e.snapshot) snapshot = newerSnapshot(snapshot, e.snapshot);
     },
     // the resync reads the API again rather than planning from the last snapshot: what the signal

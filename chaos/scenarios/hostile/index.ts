@@ -4,6 +4,7 @@ import { deploymentComplete, mergePatch, type WorkloadStatus } from '../../../be
 import type { ChaosContext, ChaosScenario } from '../types';
 import { crowdedService } from './crowd';
 import { unreachableSchedules } from './cronjobs';
+import { fatRevisions } from './fat-revisions';
 import { fatTemplate } from './fat-template';
 import { tenThousandIndexes } from './indexes';
 import { conditionsView, get, post, podTemplate, type Condition, type HostileItem, type Meta } from './item';
@@ -14,7 +15,7 @@ import { overlappingSelectors } from './selectors';
 
 /** The corpus: valid objects a controller may choke on (docs/RELIABILITY.md lists them). */
 export const HOSTILE_ITEMS: HostileItem[] = [
-  overlappingSelectors, ownerReferences, quotaStarved, fatTemplate, crowdedService, unreachableSchedules, tenThousandIndexes, stuckNamespaces,
+  overlappingSelectors, ownerReferences, quotaStarved, fatTemplate, fatRevisions, crowdedService, unreachableSchedules, tenThousandIndexes, stuckNamespaces,
 ];
 
 /**
