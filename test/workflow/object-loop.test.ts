@@ -436,6 +436,51 @@ describe('runObjectLoop on the Temporal dev server', () => {
     await finish(h, name);
   });
 
+  test('under steady churn a run that carries signals continues as new at its ceiling with them pending, losing none; one that does not never continues', async () => {
+    const maxHistoryEvents = 30;
+    const ceiling = 2 * maxHistoryEvents;
+    const runs = ['carries', 'carries-not'].map((name) => ({ name, carries: name === 'carries' }));
+    const handles = await Promise.all(runs.map(async ({ name, carries }) => {
+      // each reconcile takes 300 ms and a signal comes every 50 ms: a turn with nothing pending never comes
+      world.set(name, { uid: `u-${name}`, holdMs: 300 });
+      return start(name, { uid: `u-${name}`, carries, tuning: { resyncMs: 3_600_000, maxHistoryEvents, idleHistoryEvents: 10_000 } });
+    }));
+    const sent: string[] = [];
+    for (let i = 0; (await state(handles[0])).view?.generation !== 1 && i < 400; i++) {
+      const note = `e${i}`;
+      sent.push(note);
+      await Promise.all(handles.map((h) => signalEvent(h, note)));
+      await sleep(50);
+    }
+    // the other goes on under the same churn, well past the ceiling, still in its first run
+    let other = await state(handles[1]);
+    for (let i = 0; other.historyLength <= ceiling + 30 && other.view?.generation === 0 && i < 400; i++) {
+      await signalEvent(handles[1], `more${i}`);
+      await sleep(50);
+      other = await state(handles[1]);
+    }
+    expect(other.view?.generation).toBe(0);
+    expect(other.historyLength).toBeGreaterThan(ceiling + 30);
+    const carried = await historyOf(handles[0].workflowId, handles[0].firstExecutionRunId);
+    // the carrying run ended at its ceiling (a turn past it at most), its pending signals in the next run's input
+    expect(carried[carried.length - 1].eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+    expect(carried.length).toBeLessThan(ceiling + 40);
+    const input = defaultPayloadConverter.fromPayload<ProbeInput>(carried[carried.length - 1].workflowExecutionContinuedAsNewEventAttributes!.input!.payloads![0]);
+    expect(input.carriedSignals?.length).toBeGreaterThan(0);
+    expect(patchesIn(carried)).toContain('history-ceiling-carries');
+
+    // the churn stops: the new run folds what was carried before its first reconcile, and nothing sent is lost
+    await eventually('every sent event folded in the continued run', async () => {
+      const applied = ((await state(handles[0])).view?.applied ?? []) as string[];
+      return sent.every((n) => applied.includes(n));
+    });
+    // all of them at once: the first reconcile to see one of them sees every one
+    const carriedNotes = input.carriedSignals!.map((e) => e.note);
+    const firstWithCarried = callsOf('carries').find((c) => c.applied.includes(carriedNotes[0]));
+    expect(carriedNotes.filter((n) => !firstWithCarried!.applied.includes(n))).toEqual([]);
+    for (const [i, h] of handles.entries()) await finish(h, runs[i].name);
+  });
+
   test('a new UID under the same name continues as new for it, with none of the old state', async () => {
     const name = 'reborn';
     world.set(name, { uid: 'u-old' });

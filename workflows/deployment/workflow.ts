@@ -159,5 +159,8 @@ export async function deploymentWorkflow(input: DeploymentWorkflowInput): Promis
     },
     reconcile,
     continueAsNewArgs: () => [{ ...input, uid: id.uid } satisfies DeploymentWorkflowInput],
+    // a new run starts with no snapshot and no floor: its first reconcile reads the Deployment and
+    // its ReplicaSets from the API, so what signals said before it is superseded
+    rereadsOnNewRun: true,
   });
 }

@@ -148,6 +148,19 @@ export interface ObjectLoop<Signal> {
   reconcile(): Promise<ReconcileResult>;
   /** the arguments of the next run when history grows long */
   continueAsNewArgs(): unknown[];
+  /**
+   * Signals can cross a continue-as-new: the next run's input (continueAsNewArgs()'s first
+   * argument, an object) takes those not yet folded in as `carriedSignals`, and the workflow hands
+   * its input's back as `carried`, folded before the new run's first reconcile. Such a loop
+   * continues as new at its history ceiling (historyCeiling) even with signals pending. One that
+   * does not waits for a turn with none, which under steady churn may never come before Temporal
+   * terminates the run at 51,200 events or 50 MiB; a loop whose next run re-reads the world needs
+   * none (rereadsOnNewRun). The workflow's hand-over to a new object under the name (identity.ts)
+   * must not pass its input's carried signals on: they are the old object's.
+   */
+  carriesSignals?: boolean;
+  /** the signals the previous run carried over (its input's `carriedSignals`; see carriesSignals) */
+  carried?: Signal[];
   /** what the `state` query reports of the object (desired vs observed, pending work) */
   describe?(): ObjectView;
   /**
@@ -191,6 +204,26 @@ export interface ObjectLoop<Signal> {
    */
   reread?(): void;
 }
+
+/** The next-run input field that carries a run's unfolded signals (see ObjectLoop.carriesSignals). */
+export interface CarriedSignals<Signal> {
+  carriedSignals?: Signal[];
+}
+
+/**
+ * Where a run continues as new even with signals pending, if its loop carries them: twice its
+ * continue-as-new bounds, and at most four fifths of Temporal's limits (51,200 events, 50 MiB).
+ */
+export function historyCeiling(tuning: LoopTuning): { events: number; bytes: number } {
+  return { events: Math.min(2 * tuning.maxHistoryEvents, 40_960), bytes: Math.min(2 * tuning.maxHistoryBytes, 40 * 1024 * 1024) };
+}
+
+/**
+ * The most the carried signals may weigh as JSON: they travel in the next run's input, one payload,
+ * which Temporal refuses past 2 MiB, and a refused continue-as-new fails its workflow task on every
+ * retry. Heavier, the run waits for a turn with nothing pending, as a loop that carries none does.
+ */
+export const CARRIED_SIGNALS_MAX_BYTES = 512 * 1024;
 
 export function backoffMs(tuning: LoopTuning, consecutiveFailures: number): number {
   if (consecutiveFailures <= 0) return 0;
@@ -277,8 +310,19 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   let publishedError: string | undefined;
   let nextWakeAt: number | undefined;
   const timers = new WakeTimers();
+  /**
+   * The next run's arguments: what the loop says must survive, and the signals given (none by
+   * default). The carried signals of this run's own input are never passed on twice.
+   */
+  const nextRunArgs = (carry: Signal[] = []): unknown[] => {
+    const args = loop.continueAsNewArgs();
+    if (!loop.carriesSignals) return args;
+    const { carriedSignals: _passed, ...first } = args[0] as CarriedSignals<Signal>;
+    return [carry.length ? { ...first, carriedSignals: carry } : first, ...args.slice(1)];
+  };
   /** ends this run for a new one carrying what the loop says must survive */
-  const continueRun = () => continueAsNew<(...args: unknown[]) => Promise<void>>(...loop.continueAsNewArgs());
+  const continueRun = () => continueAsNew<(...args: unknown[]) => Promise<void>>(...nextRunArgs());
+  pending.push(...(loop.carried ?? []));
   /** when the last reconcile ended, if it left the object converged (its wait is the resync's) */
   let convergedAt: number | undefined;
   /** the settle timer's fire time while it runs (LoopTuning.settleMs) */
@@ -472,6 +516,13 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
         await continueRun();
       }
     }
+    // At the ceiling, a loop that carries signals takes the pending ones into the next run rather
+    // than wait for a turn with none. Runs before never did; the patch is asked only there.
+    const ceiling = historyCeiling(loop.tuning);
+    if (loop.carriesSignals && pending.length > 0 && !pauseChanged && (info.historyLength >= ceiling.events || info.historySize >= ceiling.bytes)
+      && JSON.stringify(pending).length <= CARRIED_SIGNALS_MAX_BYTES && isPatched('history-ceiling-carries')) {
+      await continueAsNew<(...args: unknown[]) => Promise<void>>(...nextRunArgs(pending.splice(0, pending.length)));
+    }
     if (pending.length === 0 && !pauseChanged && longHistory) {
       await continueRun();
     }
@@ -489,7 +540,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     // patched(), and replays of older histories see it false, so they keep their commands.
     const moveTo = taskQueueToMoveTo(info.taskQueue, loop.controller);
     if (moveTo && pending.length === 0 && !pauseChanged && isPatched('controller-task-queue')) {
-      await makeContinueAsNewFunc<(...args: unknown[]) => Promise<void>>({ taskQueue: moveTo })(...loop.continueAsNewArgs());
+      await makeContinueAsNewFunc<(...args: unknown[]) => Promise<void>>({ taskQueue: moveTo })(...nextRunArgs());
     }
 
     // Histories before kept timers started one per wait and cancelled it when a signal came first.

@@ -34,6 +34,7 @@ export const PATCHES = {
   'gc-actions-in-one-activity': { added: '0.1.0' },
   'gc-drains-before-finish': { added: '0.1.0' },
   'history-bytes-bound': { added: '0.1.0' },
+  'history-ceiling-carries': { added: '0.1.0' },
   'idle-continue-as-new': { added: '0.1.0' },
   'kept-wake-timers': { added: '0.1.0' },
   'last-error-published': { added: '0.1.0' },

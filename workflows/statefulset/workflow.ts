@@ -153,5 +153,7 @@ export async function statefulSetWorkflow(input: StatefulSetWorkflowInput): Prom
       waitingFor: last?.plan?.waitingFor,
     }),
     continueAsNewArgs: () => [input],
+    // every sync observes afresh, and events only say look again
+    rereadsOnNewRun: true,
   });
 }

@@ -55,6 +55,10 @@ export interface ProbeInput {
   episode?: boolean;
   /** the loop's rereadsOnNewRun (the probe observes at every reconcile, and carries what it applied) */
   rereads?: boolean;
+  /** the loop's carriesSignals */
+  carries?: boolean;
+  /** signals a run carried into this one (the loop's carried) */
+  carriedSignals?: ProbeEvent[];
 }
 
 export const PROBE_CONTROLLER = 'probe';
@@ -82,6 +86,8 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
     // as a patched() check, as a controller that adopts draining takes it up: asked only when signals are pending
     drainBeforeFinish: input.episode ? () => patched('probe-drains-before-finish') : false,
     rereadsOnNewRun: input.rereads,
+    carriesSignals: input.carries,
+    carried: input.carriedSignals,
     apply(e) {
       applied.push(e.note);
       if (e.throws) throw new TypeError(e.throws);
