@@ -16,6 +16,8 @@ const minReadySeconds = (mode: ChaosMode) => (mode === 'full' ? 20 : 8);
 const image = (n: number) => `registry.invalid/storm:${n}`;
 /** maxSurge, 25% (rounded up, as upstream rounds a surge percentage) */
 const SURGE = 0.25;
+/** maxUnavailable, 25% (rounded down, as upstream rounds an unavailability percentage) */
+const UNAVAILABLE = 0.25;
 
 interface Condition { type: string; status: string; reason?: string }
 type Deployment = WorkloadStatus & { status?: WorkloadStatus['status'] & { conditions?: Condition[] } };
@@ -30,6 +32,11 @@ const replicaSets = async (ctx: ChaosContext) =>
 const livePods = async (ctx: ChaosContext) =>
   (await ctx.rest.request<{ items: Pod[] }>('GET', `/api/v1/namespaces/${ctx.ns}/pods?labelSelector=app%3D${NAME}`)).body.items.filter((p) => !p.metadata?.deletionTimestamp);
 const podImage = (p: Pod) => p.spec?.containers?.[0]?.image;
+/** when the pod last became Ready, if it is */
+const readySince = (p: Pod): number | undefined => {
+  const ready = (p.status as { conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }> } | undefined)?.conditions?.find((c) => c.type === 'Ready');
+  return ready?.status === 'True' && ready.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : undefined;
+};
 
 /** The Deployment complete at image `n`: every replica updated, available and running that image. */
 async function rolledOut(ctx: ChaosContext, n: number): Promise<boolean> {
@@ -60,7 +67,7 @@ export const rolloutScenario: ChaosScenario = {
           replicas,
           minReadySeconds: minReadySeconds(ctx.mode),
           selector: { matchLabels: { app: NAME } },
-          strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: `${SURGE * 100}%`, maxUnavailable: '25%' } },
+          strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: `${SURGE * 100}%`, maxUnavailable: `${UNAVAILABLE * 100}%` } },
           template: { metadata: { labels: { app: NAME } }, spec: { containers: [{ name: 'app', image: image(1) }], terminationGracePeriodSeconds: 0 } },
         },
       },
@@ -114,14 +121,27 @@ export const rolloutScenario: ChaosScenario = {
   /**
    * The surge bound, as the deployment controller keeps it: the ReplicaSets' spec.replicas summed
    * never pass replicas + maxSurge (upstream's NewRSNewReplicas counts the same sum). It is what the
-   * controller writes itself, so it holds at every moment, not only once pods catch up.
+   * controller writes itself, so it holds at every moment, not only once pods catch up. And the
+   * availability bound, from the pods.
    */
   async during(ctx) {
     const d = await getDeployment(ctx);
     const sum = (await replicaSets(ctx)).filter((rs) => rs.metadata.ownerReferences?.some((r) => r.uid === d.metadata.uid))
       .reduce((n, rs) => n + (rs.spec.replicas ?? 0), 0);
     const bound = d.spec.replicas + Math.ceil(d.spec.replicas * SURGE);
-    return sum > bound ? [`the ReplicaSets' replicas summed to ${sum}, above replicas + maxSurge (${bound})`] : [];
+    const out = sum > bound ? [`the ReplicaSets' replicas summed to ${sum}, above replicas + maxSurge (${bound})`] : [];
+    // The availability bound as a user sees it: pods ready for minReadySeconds, not being deleted,
+    // never fewer than replicas - maxUnavailable. The controller scales old ReplicaSets down from
+    // its ReplicaSets' reported availability; a count that runs ahead of the pods (a ReplicaSet
+    // status calling a pod available too soon) shows here.
+    const now = Date.now();
+    const available = (await livePods(ctx)).filter((p) => {
+      const since = readySince(p);
+      return since !== undefined && since + minReadySeconds(ctx.mode) * 1000 <= now;
+    }).length;
+    const floor = d.spec.replicas - Math.floor(d.spec.replicas * UNAVAILABLE);
+    if (available < floor) out.push(`${available} pods available, below replicas - maxUnavailable (${floor})`);
+    return out;
   },
 
   cleanup: (ctx) => cleanNamespace(ctx.rest, ctx.ns),
