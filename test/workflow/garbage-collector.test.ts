@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
 import type { GcApplyBatch, GcApplyResult, GcObservation, GcObserveRequest } from '../../activities/gc/activities';
 import { garbageCollectorWorkflow, gcWorkflowId, type GcEvent } from '../../workflows/gc/workflow';
 import type { GcAction, ObjectMetaView, ObjectRef, OwnerLookup } from '../../workflows/gc/types';
@@ -34,12 +35,15 @@ const deletingB = { ...b, resourceVersion: '11', deletionTimestamp: '2026-12-02T
 let observations: GcObservation[] = [];
 const applied: GcAction[][] = [];
 let onDelete: (() => Promise<void>) | undefined;
+/** answers every observation from the request, in place of the scripted queue */
+let observeBy: ((req: GcObserveRequest) => GcObservation) | undefined;
 const thrownReports: ThrownReport[] = [];
 const activities = {
   async reportThrown(r: ThrownReport): Promise<void> {
     thrownReports.push(r);
   },
-  async gcObserve(_req: GcObserveRequest): Promise<GcObservation> {
+  async gcObserve(req: GcObserveRequest): Promise<GcObservation> {
+    if (observeBy) return observeBy(req);
     const next = observations.shift();
     if (!next) throw new Error('no scripted observation left');
     return next;
@@ -122,4 +126,32 @@ test('an observation its planning code throws on: the item backs off with one Re
     .flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
   // set at the first throw, cleared at the success
   expect(kcmUpserts.filter((k) => k === 'KcmLastError')).toHaveLength(2);
+}, 60_000);
+
+test('a foreground owner waiting on a dependent that keeps a finalizer: a run that continues as new keeps its dependents, and the owner keeps its finalizer', async () => {
+  const owner = cm('waiting-owner', { deletionTimestamp: '2026-12-03T13:00:00Z', finalizers: ['foregroundDeletion'] });
+  // asked to go, but held by a finalizer nobody removes yet
+  const held = cm('held', { ownerReferences: [ownerRef(owner, true)], deletionTimestamp: '2026-12-03T13:00:01Z', finalizers: ['example.com/hold'] });
+  const runsSeen = new Map<string, number>();
+  // the API as the collector's read sees it: the object, and those of the dependents it is told of that exist
+  observeBy = (req) => {
+    const run = Context.current().info.workflowExecution?.runId ?? '';
+    runsSeen.set(run, req.dependents.length);
+    return { object: owner, lookups: [], dependents: req.dependents.some((d) => d.uid === held.uid) ? [held] : [] };
+  };
+  applied.length = 0;
+  try {
+    const h = await env().client.workflow.signalWithStart(garbageCollectorWorkflow, {
+      workflowId: gcWorkflowId(owner), taskQueue, signal: OBJECT_EVENT_SIGNAL, signalArgs: [{ dependents: [refOf(held)] }],
+      // a resync every 200 ms and a short history: the run continues as new within seconds, waiting
+      args: [{ ref: refOf(owner), tuning: { resyncMs: 200, maxHistoryEvents: 20 } }],
+    });
+    await eventually('two runs after the first', () => runsSeen.size >= 3, 30_000);
+    // every run was told of the dependent, and nothing was written: the finalizer stays while it blocks
+    expect([...runsSeen.values()]).toEqual([...runsSeen.keys()].map(() => 1));
+    expect(applied.flat().filter((a) => a.type === 'removeFinalizer')).toEqual([]);
+    await h.terminate('test over');
+  } finally {
+    observeBy = undefined;
+  }
 }, 60_000);

@@ -16,6 +16,8 @@ export interface GcEvent {
 export interface GcWorkflowInput {
   ref: ObjectRef;
   tuning?: Partial<LoopTuning>;
+  /** the graph's last word, carried across continue-as-new: the only source of the dependents the observation reads */
+  last?: GcEvent;
 }
 
 /** Workflow IDs by UID: names repeat across kinds, and a collector item is about one object. */
@@ -34,8 +36,8 @@ const io = proxyActivities<GcActivities>(API_BATCHES);
  */
 export async function garbageCollectorWorkflow(input: GcWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
-  let dependents: ObjectRef[] = [];
-  let ownersElsewhere: ObjectRef[] = [];
+  let dependents: ObjectRef[] = input.last?.dependents ?? [];
+  let ownersElsewhere: ObjectRef[] = input.last?.ownersElsewhere ?? [];
   /** warnings already recorded for (dependent, owner): upstream emits each once */
   const warned = new Set<string>();
 
@@ -100,6 +102,13 @@ export async function garbageCollectorWorkflow(input: GcWorkflowInput): Promise<
     // by its foregroundDeletion finalizer, the signal saying so taken into a completed run).
     // Runs before this finished with it; the patch is asked only when signals are pending.
     drainBeforeFinish: () => isPatched('gc-drains-before-finish'),
-    continueAsNewArgs: () => [input],
+    // gcObserve reads only the dependents it is told of, and the graph signals only when they change: a
+    // run started without them would find a waiting foreground owner unblocked and remove its
+    // finalizer while a dependent still blocks it (a settled run continues as new after 15 minutes)
+    continueAsNewArgs: () => [{
+      ref: input.ref,
+      ...(input.tuning ? { tuning: input.tuning } : {}),
+      last: { dependents, ...(ownersElsewhere.length ? { ownersElsewhere } : {}) },
+    } satisfies GcWorkflowInput],
   });
 }
