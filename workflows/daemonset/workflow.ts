@@ -311,5 +311,8 @@ export async function daemonSetWorkflow(input: DaemonSetWorkflowInput): Promise<
       available: ds?.status.numberAvailable,
     }),
     continueAsNewArgs: () => [{ ...input, state: { seq, backoffs: [...backoffs] } }],
+    // a new run knows nothing (known false): its first reconcile reads the DaemonSet, the nodes'
+    // verdicts, its pods and revisions
+    rereadsOnNewRun: true,
   });
 }

@@ -142,5 +142,7 @@ export async function endpointsWorkflow(input: EndpointsWorkflowInput): Promise<
     },
     reconcile,
     continueAsNewArgs: () => [{ ...input, uid: id.uid, carry: { trigger, triggerUid, written } } satisfies EndpointsWorkflowInput],
+    // a new run starts with needObserve: its first reconcile reads the Service, its pods and its Endpoints
+    rereadsOnNewRun: true,
   });
 }

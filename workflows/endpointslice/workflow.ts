@@ -143,5 +143,8 @@ export async function endpointSliceWorkflow(input: EndpointSliceWorkflowInput): 
     },
     reconcile,
     continueAsNewArgs: () => [nextRun(id.uid, true)],
+    // a new run starts with podsKnown false and no slices: its first reconcile reads the Service,
+    // its pods and its slices
+    rereadsOnNewRun: true,
   });
 }

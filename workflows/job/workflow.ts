@@ -261,6 +261,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<void> {
     },
     reconcile,
     continueAsNewArgs: () => [{ ...input, uid: id.uid, nextSeq, backoff } satisfies JobWorkflowInput],
+    // a new run starts with needObserve: its first reconcile reads the Job and its pods
+    rereadsOnNewRun: true,
     describe: () => {
       const mine = [...pods.values()].filter((p) => p.ownerReferences.some((r) => r.controller && r.uid === job?.uid));
       const uncounted = job?.status.uncountedTerminatedPods;
