@@ -1,5 +1,5 @@
 import { log, proxyActivities } from '@temporalio/workflow';
-import type { NodeLifecycleActivities } from '../../activities/node-lifecycle/activities';
+import type { MarkNodeUnknownResult, NodeLifecycleActivities } from '../../activities/node-lifecycle/activities';
 import { API_BATCHES, API_WRITES } from '../runtime/activity-options';
 import { pool } from '../runtime/pool';
 import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
@@ -187,13 +187,16 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
     const names = [...nodes.keys()].sort();
     const observed = new Map(names.map((n) => [n, nodes.get(n)!.ready]));
     const vanished = new Set<string>();
-    const markUnknown = async (name: string) => {
+    const unknownRequest = (name: string) => {
       const r = nodes.get(name)!;
-      const res = await io.markNodeUnknown({ node: name, uid: r.uid, ...(r.heartbeat ? { heartbeat: r.heartbeat } : {}),
-        reason: `no heartbeat or lease renewal for ${Math.round((now - r.probeAtMs) / 1000)}s` });
-      if (res.outcome === 'gone' || res.outcome === 'kubelet-posted') vanished.add(name);
-      else r.ready = 'Unknown';
+      const reason = `no heartbeat or lease renewal for ${Math.round((now - r.probeAtMs) / 1000)}s`;
+      return { node: name, uid: r.uid, ...(r.heartbeat ? { heartbeat: r.heartbeat } : {}), reason };
     };
+    const judged = (name: string, outcome: MarkNodeUnknownResult['outcome']) => {
+      if (outcome === 'gone' || outcome === 'kubelet-posted') vanished.add(name);
+      else nodes.get(name)!.ready = 'Unknown';
+    };
+    const markUnknown = async (name: string) => judged(name, (await io.markNodeUnknown(unknownRequest(name))).outcome);
     const readyByZone: Record<string, Array<ConditionStatus | undefined>> = {};
     const followUp = async (name: string) => {
       const r = nodes.get(name)!;
@@ -228,7 +231,17 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
         if (!vanished.has(name)) await followUp(name);
       }
     } else {
-      await pool(names.filter((n) => silent(nodes.get(n)!, now) && nodes.get(n)!.ready !== 'Unknown'), workers, markUnknown);
+      const toJudge = names.filter((n) => silent(nodes.get(n)!, now) && nodes.get(n)!.ready !== 'Unknown');
+      // one activity for the pass's silent nodes, eight at a time inside it, as upstream's workers;
+      // an activity apiece cost a workflow round trip each, and under load a zone was judged one
+      // node after another, seconds late. Runs before wrote them an activity apiece.
+      if (toJudge.length && isPatched('node-unknown-in-one-call')) {
+        const reason = `${toJudge.length} nodes silent past the grace period`;
+        const { outcomes } = await batches.markNodesUnknown({ nodes: toJudge.map(unknownRequest), reason });
+        for (const name of toJudge) judged(name, outcomes[name]);
+      } else {
+        await pool(toJudge, workers, markUnknown);
+      }
       await pool(names.filter((n) => !vanished.has(n)), workers, followUp);
     }
 

@@ -40,6 +40,7 @@ export const PATCHES = {
   'last-error-published': { added: '0.1.0' },
   'local-io': { added: '0.1.0' },
   'node-health-in-parallel': { added: '0.1.0' },
+  'node-unknown-in-one-call': { added: '0.1.0' },
   'pod-seq-follows-names': { added: '0.1.0' },
   'publish-uid': { added: '0.1.0' },
   'resync-rereads': { added: '0.1.0' },
