@@ -474,6 +474,9 @@ describe('runObjectLoop on the Temporal dev server', () => {
       const applied = ((await state(handles[0])).view?.applied ?? []) as string[];
       return sent.every((n) => applied.includes(n));
     });
+    // in the order sent: the carried ones before any that reached the new run itself
+    const order = (((await state(handles[0])).view?.applied ?? []) as string[]).filter((n) => sent.includes(n)).map((n) => Number(n.slice(1)));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
     // all of them at once: the first reconcile to see one of them sees every one
     const carriedNotes = input.carriedSignals!.map((e) => e.note);
     const firstWithCarried = callsOf('carries').find((c) => c.applied.includes(carriedNotes[0]));

@@ -322,7 +322,8 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
   };
   /** ends this run for a new one carrying what the loop says must survive */
   const continueRun = () => continueAsNew<(...args: unknown[]) => Promise<void>>(...nextRunArgs());
-  pending.push(...(loop.carried ?? []));
+  // before any signal this run got: setHandler above already delivered those the server buffered
+  pending.unshift(...(loop.carried ?? []));
   /** when the last reconcile ended, if it left the object converged (its wait is the resync's) */
   let convergedAt: number | undefined;
   /** the settle timer's fire time while it runs (LoopTuning.settleMs) */
