@@ -132,21 +132,23 @@ export function preconditionViolations(events: AuditEvent[]): string[] {
 }
 
 /** the comment our requests carry inside an activity attempt (activities/kube/fence.ts) */
-const ATTEMPT_COMMENT = /\(attempt ([0-9a-f]{16}) (\d+) (\S+)\)$/;
+const ATTEMPT_COMMENT = /\(attempt ([0-9a-f]{16}) (\d+) ([0-9a-f]{6}) (\S+)\)$/;
 const WRITES = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 /**
- * Writes by a replica after another replica took over the same activity: for each activity (run
- * and activity ID, named in the User-Agent of every request an attempt sends), the replicas that
- * wrote for it in order of their first write; a write by one after a later one's first write came
- * from an attempt Temporal had already given away. Every write counts, whatever the API server
+ * Writes by an execution of an activity after another took it over: for each activity (run and
+ * activity ID, named in the User-Agent of every request an attempt sends), the executions that
+ * wrote for it (a replica's lease of it: a local activity whose workflow task moved runs again
+ * under the same attempt number, on another replica or back on this one) in order of their first
+ * write; a write by one after a later one's first write came from an execution Temporal had
+ * already given away. Every write counts, whatever the API server
  * answered: a precondition or a deterministic name may turn a stale write away (a create of a pod
  * the new owner already made meets AlreadyExists), but it was decided on a stale view and should
  * never have left. The takeover itself (one replica's writes, then another's) is fine, and a stale
  * write before the next owner's first is not seen here.
  */
 export function staleAttemptWrites(events: AuditEvent[]): string[] {
-  type Write = { at: string; replica: string; what: string };
+  type Write = { at: string; replica: string; execution: string; what: string };
   const byActivity = new Map<string, Write[]>();
   for (const e of events) {
     const m = ATTEMPT_COMMENT.exec(e.userAgent ?? '');
@@ -154,18 +156,18 @@ export function staleAttemptWrites(events: AuditEvent[]): string[] {
     const o = e.objectRef;
     const what = `${e.verb} of ${o?.resource ?? '?'}${o?.subresource ? `/${o.subresource}` : ''} ${o?.namespace ? `${o.namespace}/` : ''}${o?.name ?? '?'}`;
     const list = byActivity.get(m[1]) ?? [];
-    list.push({ at: e.requestReceivedTimestamp, replica: m[3], what });
+    list.push({ at: e.requestReceivedTimestamp, replica: m[4], execution: `${m[4]} ${m[3]}`, what });
     byActivity.set(m[1], list);
   }
   const out: string[] = [];
   for (const [key, writes] of byActivity) {
     writes.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-    const owners: string[] = [];
+    const owners: Write[] = [];
     for (const w of writes) {
-      const rank = owners.indexOf(w.replica);
-      if (rank < 0) owners.push(w.replica);
+      const rank = owners.findIndex((o) => o.execution === w.execution);
+      if (rank < 0) owners.push(w);
       else if (rank < owners.length - 1) {
-        out.push(`activity ${key}: ${w.what} by ${w.replica} at ${w.at}, after ${owners[owners.length - 1]} took the activity over`);
+        out.push(`activity ${key}: ${w.what} by ${w.replica} at ${w.at}, after ${owners[owners.length - 1].replica} took the activity over`);
       }
     }
   }

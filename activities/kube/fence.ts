@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { sleep } from './abort';
@@ -203,6 +203,11 @@ export interface AttemptInfo {
 export class AttemptLease {
   /** a short name of the activity (its run and ID), the same on every replica and attempt */
   readonly key: string;
+  /**
+   * This execution of the attempt: a local activity whose workflow task moved runs again, under the
+   * same activity ID and attempt number, wherever the task went (even back on this replica)
+   */
+  readonly execution = randomBytes(3).toString('hex');
   readonly startedAt: number;
   /** the latest moment Temporal surely held the attempt as ours */
   private readonly vouchedAt: number;
@@ -295,9 +300,9 @@ export class AttemptLease {
     });
   }
 
-  /** A User-Agent comment naming the attempt and replica, so an audit log ties each request to both. */
+  /** A User-Agent comment naming the attempt, its execution and the replica, so an audit log ties each request to them. */
   userAgentComment(replica: string): string {
-    return `(attempt ${this.key} ${this.info.attempt} ${replica})`;
+    return `(attempt ${this.key} ${this.info.attempt} ${this.execution} ${replica})`;
   }
 }
 

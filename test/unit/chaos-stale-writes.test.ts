@@ -2,10 +2,10 @@ import type { AuditEvent } from '../../bench/lib/audit';
 import { controllerWritesBetween, staleAttemptWrites } from '../../chaos/checks';
 
 const UA = 'temporal-kcm/0.1.0 (linux/amd64) temporal-kcm/system:serviceaccount:kube-system:replicaset-controller';
-const write = (sec: number, replica: string, o: { key?: string; verb?: string; code?: number; name?: string } = {}): AuditEvent => ({
+const write = (sec: number, replica: string, o: { key?: string; verb?: string; code?: number; name?: string; execution?: string } = {}): AuditEvent => ({
   verb: o.verb ?? 'create',
   user: { username: 'system:serviceaccount:kube-system:replicaset-controller' },
-  userAgent: `${UA} (attempt ${o.key ?? 'aaaaaaaaaaaaaaaa'} 1 ${replica})`,
+  userAgent: `${UA} (attempt ${o.key ?? 'aaaaaaaaaaaaaaaa'} 1 ${o.execution ?? 'e0e0e0'} ${replica})`,
   objectRef: { resource: 'pods', namespace: 'ns', name: o.name ?? `p${sec}` },
   responseStatus: { code: o.code ?? 201 },
   requestReceivedTimestamp: `2026-12-03T09:00:${String(sec).padStart(2, '0')}.000000Z`,
@@ -24,6 +24,14 @@ describe('staleAttemptWrites', () => {
 
   test('a stale write counts though the server turned it away (it was decided on a stale view)', () => {
     expect(staleAttemptWrites([write(1, 'a'), write(2, 'b'), write(3, 'a', { code: 409, name: 'p2' })])).toHaveLength(1);
+  });
+
+  test('a local activity run again where its workflow task went, back on the first replica too, is a new execution; the old one writing after is stale', () => {
+    // seen in chaos-subset: created by a, run again by b, then again by a (its task back there)
+    expect(staleAttemptWrites([write(1, 'a', { execution: 'aaaaa1' }), write(2, 'b', { execution: 'bbbbb1' }), write(3, 'a', { execution: 'aaaaa2', code: 409 })])).toEqual([]);
+    expect(staleAttemptWrites([write(1, 'a', { execution: 'aaaaa1' }), write(2, 'b', { execution: 'bbbbb1' }), write(3, 'a', { execution: 'aaaaa1', name: 'late' })])).toEqual([
+      'activity aaaaaaaaaaaaaaaa: create of pods ns/late by a at 2026-12-03T09:00:03.000000Z, after b took the activity over',
+    ]);
   });
 
   test('only within one activity, and reads and requests outside attempts never', () => {

@@ -203,7 +203,7 @@ describe('AttemptLease', () => {
     expect(a.key).toBe(b.key);
     expect(a.key).toBe(attemptKey('replicaset/ns/web', 'run-1', '7'));
     expect(a.key).not.toBe(attemptKey('replicaset/ns/web', 'run-1', '8'));
-    expect(a.userAgentComment('host-42')).toBe(`(attempt ${a.key} 1 host-42)`);
+    expect(a.userAgentComment('host-42')).toBe(`(attempt ${a.key} 1 ${a.execution} host-42)`);
   });
 });
 
@@ -228,7 +228,7 @@ describe('KubeRest inside an attempt', () => {
     const lease = new AttemptLease(info({ scheduledAtMs: Date.now() }), clock, undefined);
     await runningActivity.run({ input: undefined, attempt: { lease, replica: 'host-1' } }, async () => {
       await rest.request('POST', '/api/v1/namespaces/ns/pods', { body: {} });
-      expect(seen).toEqual([{ method: 'POST', ua: `temporal-kcm/0.1.0 (linux/amd64) temporal-kcm/x (attempt ${lease.key} 1 host-1)` }]);
+      expect(seen).toEqual([{ method: 'POST', ua: `temporal-kcm/0.1.0 (linux/amd64) temporal-kcm/x (attempt ${lease.key} 1 ${lease.execution} host-1)` }]);
       // Temporal unheard past the lease, and nobody to confirm it answers: the same client refuses
       // the write before sending it
       jest.spyOn(Date, 'now').mockReturnValue(clock.lastHeard() + 3_500);
