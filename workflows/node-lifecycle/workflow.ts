@@ -198,6 +198,11 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
     };
     const markUnknown = async (name: string) => judged(name, (await io.markNodeUnknown(unknownRequest(name))).outcome);
     const readyByZone: Record<string, Array<ConditionStatus | undefined>> = {};
+    // NodeNotReady Events the pass sends without waiting for each (upstream's recorder sends them
+    // in the background): each was a round trip that held the node's worker, and a pass that
+    // judged a zone lasted seconds, its later nodes' graces running out meanwhile. Each settles
+    // to its error, or undefined, so none is left rejected unheard.
+    const eventsSent: Array<Promise<unknown>> = [];
     const followUp = async (name: string) => {
       const r = nodes.get(name)!;
       const current = r.ready;
@@ -209,7 +214,12 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
       // before any await: a zone's tainting queue keeps the nodes' order
       await taintByReadiness(name, r, current);
       const wentNotReady = current !== 'True' && observed.get(name) === 'True';
-      if (wentNotReady) await nodeEvent(name, r.uid, 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
+      if (wentNotReady) {
+        const sent = nodeEvent(name, r.uid, 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
+        // runs before waited for each
+        if (workers > 1 && isPatched('node-events-in-background')) eventsSent.push(sent.then(() => undefined, (e: unknown) => e ?? new Error('NodeNotReady Event failed')));
+        else await sent;
+      }
       // a node known to have no pods has none to mark: its pass costs no pod list (runs whose
       // reports never said replay as they ran, listing every node's pods)
       if ((wentNotReady || (retry.has(name) && observed.get(name) !== 'True')) && r.hasPods !== false) {
@@ -243,6 +253,8 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
         await pool(toJudge, workers, markUnknown);
       }
       await pool(names.filter((n) => !vanished.has(n)), workers, followUp);
+      const eventFailure = (await Promise.all(eventsSent)).find((e) => e !== undefined);
+      if (eventFailure !== undefined) throw eventFailure;
     }
 
     // upstream's handleDisruption

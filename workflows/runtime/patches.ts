@@ -39,6 +39,7 @@ export const PATCHES = {
   'kept-wake-timers': { added: '0.1.0' },
   'last-error-published': { added: '0.1.0' },
   'local-io': { added: '0.1.0' },
+  'node-events-in-background': { added: '0.1.0' },
   'node-health-in-parallel': { added: '0.1.0' },
   'node-unknown-in-one-call': { added: '0.1.0' },
   'pod-seq-follows-names': { added: '0.1.0' },
