@@ -34,8 +34,8 @@ export interface InformerDeps {
   onEventsHeld?: (controller: string, events: number) => void;
   /** an object's held events went out because --max-signal-hold ran out */
   onHoldExpired?: (controller: string) => void;
-  /** a signal too large for a payload went out without its state */
-  onLookAgain?: (controller: string) => void;
+  /** a signal too large for a payload went out shrunk */
+  onShrunk?: (controller: string) => void;
   /** --max-signal-hold */
   maxSignalHoldMs?: number;
   /** the CA bundle to publish, read by the manager (never part of a payload) */
@@ -76,7 +76,7 @@ export function createInformerActivities(deps: InformerDeps) {
       const signal = abort.signal;
       const log = deps.logger.child({ component: 'informers' });
       const signaller = new Signaller(deps.client, deps.taskQueue, log,
-        { onSent: deps.onSignalSent, onHeld: deps.onEventsHeld, onHoldExpired: deps.onHoldExpired, onLookAgain: deps.onLookAgain, idPrefix: deps.workflowIdPrefix, maxHoldMs: deps.maxSignalHoldMs });
+        { onSent: deps.onSignalSent, onHeld: deps.onEventsHeld, onHoldExpired: deps.onHoldExpired, onShrunk: deps.onShrunk, idPrefix: deps.workflowIdPrefix, maxHoldMs: deps.maxSignalHoldMs });
       const cache = new InformerCache(deps.rest, log, deps.observer);
       // controllers sharing an engine name one factory: each factory runs once
       const factories = new Set<RouteFactory>();

@@ -274,7 +274,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     },
     onEventsHeld: (controller, events) => metrics.signalEventsHeldTotal.inc({ controller }, events),
     onHoldExpired: (controller) => metrics.signalHoldsExpiredTotal.inc({ controller }),
-    onLookAgain: (controller) => metrics.signalsWithoutStateTotal.inc({ controller }),
+    onShrunk: (controller) => metrics.signalsShrunkTotal.inc({ controller }),
     maxSignalHoldMs: opts.maxSignalHoldMs,
   }), metrics);
   const allActivityNames = new Set([...Object.keys(legacyActivities), ...Object.keys(informerActivities)]);

@@ -23,7 +23,7 @@ export interface Metrics {
   readonly signalEventsSentTotal: Counter<'controller'>;
   /** Watch events a controller's signal gate held, each counted once. */
   readonly signalEventsHeldTotal: Counter<'controller'>;
-  readonly signalsWithoutStateTotal: Counter<'controller'>;
+  readonly signalsShrunkTotal: Counter<'controller'>;
   /** Objects whose held events went out when their hold ran out and the gate, asked again, said the workflow would act. */
   readonly signalHoldsExpiredTotal: Counter<'controller'>;
   readonly signalsReceivedTotal: Counter<'controller'>;
@@ -125,9 +125,9 @@ export function createMetrics(): Metrics {
       labelNames: ['controller'] as const,
       registers,
     }),
-    signalsWithoutStateTotal: new Counter({
-      name: 'kcm_signals_without_state_total',
-      help: 'Signals sent without the state their events carry, as that weighed more than a Temporal payload may: the workflow reads the object from the API instead, by controller.',
+    signalsShrunkTotal: new Counter({
+      name: 'kcm_signals_shrunk_total',
+      help: 'Signals whose events weighed more than a Temporal payload may, sent with their state cut down or left out (the workflow reads the rest from the API), by controller.',
       labelNames: ['controller'] as const,
       registers,
     }),

@@ -24,7 +24,7 @@ const jsonBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
  * - then old ReplicaSets keep only the controller's own annotations: the revision and replica
  *   annotations it reads, and merge-patches alone, so the others stay as they are on the server.
  * A Deployment that still does not fit goes out as it is; its signal is then sent without it
- * (Signaller's lookAgain) and a read that does not fit fails its activity with the size.
+ * (shrinkDeploymentEvent) and a read that does not fit fails its activity with the size.
  */
 export function fitObservation(o: DeploymentObservation, budget = OBSERVATION_BUDGET_BYTES): DeploymentObservation {
   const d = o.deployment;

@@ -11,6 +11,7 @@ import type { RouteFamily } from '../informers/family';
 import { BY_CONTROLLER_UID, BY_NAMESPACE, ORPHANS_BY_NAMESPACE } from '../informers/indexes';
 import type { RouteContext, SignalGateFactory } from '../../workers/descriptor';
 import type { Store } from '../informers/store';
+import { SIGNAL_BUDGET_BYTES } from '../informers/signaller';
 import { deploymentWorkflow } from '../../workflows/deployment/workflow';
 import { deploymentWouldAct } from '../../workflows/deployment/would-act';
 import { fitObservation } from './fit';
@@ -76,17 +77,21 @@ export const deploymentSignalGate: SignalGateFactory = ({ cache }) => {
       return !s || deploymentWouldAct(s, Date.now());
     },
     full(t) {
-      const found = snapshot(t.uid);
-      const s = found && fitObservation(found);
+      const s = snapshot(t.uid);
       return (s ? { changed: true, snapshot: s } : { relist: true }) satisfies DeploymentEvent;
     },
   };
 };
 
-/** An event too large for a payload, as a look again: the workflow reads the Deployment from the API (observeDeployment). */
-const withoutSnapshot = (event: unknown): DeploymentEvent => {
-  const { snapshot: _left, ...rest } = event as DeploymentEvent;
-  return { ...rest, lookAgain: true };
+/**
+ * An event too large for a payload, cut down at its send: its snapshot fitted (fitObservation),
+ * or, still too large, left out as a look again, and the workflow reads the Deployment from the API.
+ */
+export const shrinkDeploymentEvent = (event: unknown): DeploymentEvent => {
+  const { snapshot, ...rest } = event as DeploymentEvent;
+  const fitted = snapshot && fitObservation(snapshot);
+  const shrunk = fitted ? { ...rest, snapshot: fitted } : rest;
+  return Buffer.byteLength(JSON.stringify(shrunk)) <= SIGNAL_BUDGET_BYTES ? shrunk : { ...rest, lookAgain: true };
 };
 
 /**
@@ -101,9 +106,8 @@ export function deploymentRoutes({ input, signaller, cache }: RouteContext): Rou
   /** `force`: a new, deleted or relisted Deployment, which the signal gate is not asked about */
   const queue = (d: Pick<DeploymentRouting, 'namespace' | 'name' | 'uid'>, event: DeploymentEvent, urgent = false, force = false) => {
     const args: DeploymentWorkflowInput = { namespace: d.namespace, name: d.name, uid: d.uid, tuning: input.tuning };
-    const found = event.deletedUid ? undefined : snapshotOf({ deployments, replicaSets, pods }, d.uid);
-    const snapshot = found && fitObservation(found);
-    signaller.queue({ controller: 'deployment', workflow: deploymentWorkflow, kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, args, lookAgain: withoutSnapshot },
+    const snapshot = event.deletedUid ? undefined : snapshotOf({ deployments, replicaSets, pods }, d.uid);
+    signaller.queue({ controller: 'deployment', workflow: deploymentWorkflow, kind: 'Deployment', namespace: d.namespace, name: d.name, uid: d.uid, args, shrink: shrinkDeploymentEvent },
       snapshot ? { ...event, snapshot } : event, mergeDeploymentEvents, urgent, force);
   };
 

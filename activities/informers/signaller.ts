@@ -23,10 +23,11 @@ export interface Target<W extends Workflow = Workflow> {
   /** default `<controller>/<namespace>/<name>` */
   workflowId?: string;
   /**
-   * The event without the state it carries, for the workflow to read instead: for a controller
-   * whose events carry snapshots that can outgrow a payload (see SIGNAL_BUDGET_BYTES).
+   * The event cut down to fit a payload, its state trimmed or left out for the workflow to read:
+   * for a controller whose events carry snapshots that can outgrow one (see SIGNAL_BUDGET_BYTES).
+   * Asked only at a send, once per burst, of an event past the budget.
    */
-  lookAgain?: (event: unknown) => unknown;
+  shrink?: (event: unknown) => unknown;
 }
 
 /**
@@ -90,9 +91,9 @@ export const HOT_KEY_INTERVAL_MS = 500;
 export const URGENT_INTERVAL_MS = 50;
 
 /**
- * An event of a target with `lookAgain` that weighs more than this as JSON goes out without its
- * state: Temporal refuses a payload over 2 MiB, every send of it would fail and be queued again,
- * and the object would never be reconciled. The codec's compression is not counted on.
+ * An event of a target with `shrink` that weighs more than this as JSON goes out shrunk: Temporal
+ * refuses a payload over 2 MiB, every send of it would fail and be queued again, and the object
+ * would never be reconciled. The codec's compression is not counted on.
  */
 export const SIGNAL_BUDGET_BYTES = 1536 * 1024;
 
@@ -108,8 +109,8 @@ export interface SignallerOptions {
   onHeld?: (controller: string, events: number) => void;
   /** an object's held events go out because its hold ran out and the gate, asked again, said the workflow would act */
   onHoldExpired?: (controller: string) => void;
-  /** an event too large for a payload went out without its state (see SIGNAL_BUDGET_BYTES) */
-  onLookAgain?: (controller: string) => void;
+  /** an event too large for a payload went out shrunk (see SIGNAL_BUDGET_BYTES) */
+  onShrunk?: (controller: string) => void;
   /** put before every object workflow's ID (a --shadow replica's SHADOW_WORKFLOW_ID_PREFIX) */
   idPrefix?: string;
   /** --max-signal-hold */
@@ -143,8 +144,8 @@ export class Signaller {
   heldEvents = 0;
   /** holds that ran out and then went out (the gate, asked again, said the workflow would act) */
   holdsExpired = 0;
-  /** events sent without their state, too large for a payload */
-  lookAgains = 0;
+  /** events sent shrunk, too large for a payload */
+  shrunk = 0;
   private readonly idPrefix: string;
   private readonly maxHoldMs: number;
 
@@ -339,10 +340,10 @@ export class Signaller {
     if (gate && this.refreshed && !this.refreshed.has(workflowId)) {
       event = item.merge(event, gate.full(item.target));
     }
-    if (item.target.lookAgain && Buffer.byteLength(JSON.stringify(event)) > SIGNAL_BUDGET_BYTES) {
-      event = item.target.lookAgain(event);
-      this.lookAgains++;
-      this.options.onLookAgain?.(item.target.controller);
+    if (item.target.shrink && Buffer.byteLength(JSON.stringify(event)) > SIGNAL_BUDGET_BYTES) {
+      event = item.target.shrink(event);
+      this.shrunk++;
+      this.options.onShrunk?.(item.target.controller);
     }
     return item.events > 1 && event && typeof event === 'object' ? { ...event, [FOLDED_FIELD]: item.events } : event;
   }

@@ -1,4 +1,6 @@
-import { deploymentRoutes } from '../../activities/deployment/routes';
+import { deploymentRoutes, shrinkDeploymentEvent } from '../../activities/deployment/routes';
+import { deploymentView, replicaSetView } from '../../activities/deployment/projections';
+import { SIGNAL_BUDGET_BYTES } from '../../activities/informers/signaller';
 import { DEPLOYMENT_ROUTING_FIELDS, OWNED_ROUTING_FIELDS, deploymentRouting, ownedRouting } from '../../activities/deployment/projections';
 import { prune } from '../../activities/informers/fields';
 import type { KubeObject } from '../../activities/kube/projections';
@@ -61,10 +63,8 @@ describe('deployment routes: a Deployment to itself', () => {
     ]);
     expect(sent[0].target).toEqual({
       controller: 'deployment', workflow: deploymentWorkflow, kind: 'Deployment', namespace: 'a', name: 'web', uid: 'd-web',
-      args: { namespace: 'a', name: 'web', uid: 'd-web', tuning: { resyncMs: 7 } }, lookAgain: expect.any(Function),
+      args: { namespace: 'a', name: 'web', uid: 'd-web', tuning: { resyncMs: 7 } }, shrink: shrinkDeploymentEvent,
     });
-    // too large to send, the event goes without its snapshot and says so: the workflow reads the API
-    expect(sent[0].target.lookAgain!({ relist: true, snapshot: { replicaSets: [], activePodsByReplicaSet: {} } })).toEqual({ relist: true, lookAgain: true });
     sent.length = 0;
     h(DEPLOYMENTS).relisted([deployment('web', 'web'), deployment('new', 'new')], '20');
     expect(sent.map(brief)).toEqual([
@@ -269,5 +269,25 @@ describe('deployment routes: the cache snapshot a Deployment plans from', () => 
     expect(sent[0].event.snapshot!.activePodsByReplicaSet).toEqual({});
     h(DEPLOYMENTS).event('DELETED', deployment('web', 'web', { rv: '2' }));
     expect(sent[1].event).toEqual({ deletedUid: 'd-web' });
+  });
+});
+
+describe('a Deployment event too large for a payload, shrunk at its send', () => {
+  const ballast = (n: number) => 'x'.repeat(n);
+  const withTemplate = (o: KubeObject, bytes: number): KubeObject => ({ ...o, spec: { ...o.spec, template: { metadata: { annotations: { b: ballast(bytes) } }, spec: {} } } });
+  const d = deploymentView(withTemplate(deployment('web', 'web'), 1024));
+  const rs = (i: number) => replicaSetView(withTemplate(replicaSet(`web-${i}`, { app: 'web' }, { owner: 'web' }), 400 * 1024));
+  const big = (dep = d): DeploymentEvent => ({ changed: true, snapshot: { deployment: dep, replicaSets: [0, 1, 2, 3, 4].map(rs), activePodsByReplicaSet: {} } });
+
+  test('its ReplicaSets heavy: the snapshot fitted, each template left out and said whether it is the Deployment\'s', () => {
+    const out = shrinkDeploymentEvent(big());
+    expect(Buffer.byteLength(JSON.stringify(big()))).toBeGreaterThan(SIGNAL_BUDGET_BYTES);
+    expect(out.snapshot?.replicaSets.map((r) => r.templateMatches)).toEqual([false, false, false, false, false]);
+    expect(Buffer.byteLength(JSON.stringify(out))).toBeLessThanOrEqual(SIGNAL_BUDGET_BYTES);
+  });
+
+  test('the Deployment itself past the budget: no snapshot, a look again (the workflow reads the API)', () => {
+    const heavy = deploymentView(withTemplate(deployment('web', 'web'), SIGNAL_BUDGET_BYTES));
+    expect(shrinkDeploymentEvent(big(heavy))).toEqual({ changed: true, lookAgain: true });
   });
 });

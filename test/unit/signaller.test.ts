@@ -168,11 +168,11 @@ describe('events too large for a payload', () => {
     const sent: Array<{ id: string; event: Record<string, unknown> }> = [];
     const client = { workflow: { signalWithStart: async (_t: unknown, o: { workflowId: string; signalArgs: [Record<string, unknown>] }) => { sent.push({ id: o.workflowId, event: o.signalArgs[0] }); } } } as unknown as Client;
     const lean: string[] = [];
-    const s = new Signaller(client, 'q', pino({ level: 'silent' }), { onLookAgain: (c) => lean.push(c) });
-    const lookAgain = (e: unknown) => ({ ...(e as Record<string, unknown>), state: undefined, lookAgain: true });
+    const s = new Signaller(client, 'q', pino({ level: 'silent' }), { onShrunk: (c) => lean.push(c) });
+    const shrink = (e: unknown) => ({ ...(e as Record<string, unknown>), state: undefined, lookAgain: true });
     const big = 'x'.repeat(SIGNAL_BUDGET_BYTES);
-    s.queue({ ...target('big'), lookAgain }, { state: big }, keepLater);
-    s.queue({ ...target('small'), lookAgain }, { state: 'x' }, keepLater);
+    s.queue({ ...target('big'), shrink }, { state: big }, keepLater);
+    s.queue({ ...target('small'), shrink }, { state: 'x' }, keepLater);
     s.queue(target('plain'), { state: big }, keepLater);
     await s.flush();
     const byId = Object.fromEntries(sent.map((x) => [x.id, x.event]));
@@ -180,6 +180,6 @@ describe('events too large for a payload', () => {
     expect(byId['replicaset/ns/small']).toEqual({ state: 'x' });
     expect(byId['replicaset/ns/plain'].state).toBe(big);
     expect(lean).toEqual(['replicaset']);
-    expect(s.lookAgains).toBe(1);
+    expect(s.shrunk).toBe(1);
   });
 });
