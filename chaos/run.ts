@@ -33,24 +33,29 @@ async function main(): Promise<number> {
   const onSignal = () => void killAllStarted().then(() => stopBenchStack(stack, log)).finally(() => process.exit(130));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  // --seeds N: the suite under each of N seeds in turn, on the one stack
+  // --seeds N: the suite under each of N seeds in turn, on the one stack. The table is saved after
+  // every seed, so a run stopped early (it takes hours) keeps the seeds it finished.
   const seeds = Array.from({ length: args.seeds ?? 1 }, (_, i) => (seed + i) >>> 0);
   const runs: ChaosResults[] = [];
+  const save = () => {
+    if (args.seeds) {
+      const raw = rawResultsPath(args.out, `chaos-seeds-${args.mode}.json`);
+      saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results: runs, generated: renderSeeds(runs, raw.cited), heading: SEEDS_HEADING, after: FAULTS_HEADING, log });
+    } else {
+      const raw = rawResultsPath(args.out, `chaos-${args.mode}.json`);
+      saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results: runs[0], generated: renderFaults(runs[0], raw.cited), heading: FAULTS_HEADING, after: FAULTS_HEADING, log });
+    }
+  };
   try {
     for (const s of seeds) {
       if (args.seeds) log(`seed ${s} (${runs.length + 1} of ${seeds.length})`);
       runs.push(await runChaos(stack, args, s, log));
+      if (args.seeds) save();
     }
   } finally {
     await stopBenchStack(stack, log);
   }
-  if (args.seeds) {
-    const raw = rawResultsPath(args.out, `chaos-seeds-${args.mode}.json`);
-    saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results: runs, generated: renderSeeds(runs, raw.cited), heading: SEEDS_HEADING, after: FAULTS_HEADING, log });
-  } else {
-    const raw = rawResultsPath(args.out, `chaos-${args.mode}.json`);
-    saveSection({ mode: args.mode, out: raw.out, rawAbs: raw.abs, results: runs[0], generated: renderFaults(runs[0], raw.cited), heading: FAULTS_HEADING, after: FAULTS_HEADING, log });
-  }
+  if (!args.seeds) save();
   log(`chaos took ${Math.round((Date.now() - t0) / 1000)} s`);
   return runs.every((r) => r.scenarios.every(passed)) ? 0 : 1;
 }
