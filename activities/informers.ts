@@ -16,6 +16,7 @@ import type { LocalReads } from './informers/local-reads';
 import type { RouteFactory } from '../workers/descriptor';
 import { CONTROLLERS } from '../workers/registry';
 import { discoverResources } from './kube/discovery';
+import { DEFAULT_TUNING, backoffMs } from '../workflows/runtime/object-loop';
 
 export type { InformerInput } from './informers/family';
 
@@ -36,6 +37,8 @@ export interface InformerDeps {
   onHoldExpired?: (controller: string) => void;
   /** a signal too large for a payload went out shrunk */
   onShrunk?: (controller: string) => void;
+  /** a controller's signal gate or periodic pass threw (logged; a route's throw goes to observer.onListenerThrow) */
+  onRouteThrew?: (controller: string) => void;
   /** --max-signal-hold */
   maxSignalHoldMs?: number;
   /** the CA bundle to publish, read by the manager (never part of a payload) */
@@ -76,15 +79,19 @@ export function createInformerActivities(deps: InformerDeps) {
       const signal = abort.signal;
       const log = deps.logger.child({ component: 'informers' });
       const signaller = new Signaller(deps.client, deps.taskQueue, log,
-        { onSent: deps.onSignalSent, onHeld: deps.onEventsHeld, onHoldExpired: deps.onHoldExpired, onShrunk: deps.onShrunk, idPrefix: deps.workflowIdPrefix, maxHoldMs: deps.maxSignalHoldMs });
-      const cache = new InformerCache(deps.rest, log, deps.observer);
+        { onSent: deps.onSignalSent, onHeld: deps.onEventsHeld, onHoldExpired: deps.onHoldExpired, onShrunk: deps.onShrunk, onGateThrew: deps.onRouteThrew, idPrefix: deps.workflowIdPrefix, maxHoldMs: deps.maxSignalHoldMs });
+      const cache = new InformerCache(deps.rest, log, deps.observer, (attempt) => backoffMs({ ...DEFAULT_TUNING, ...input.tuning }, attempt));
       // controllers sharing an engine name one factory: each factory runs once
-      const factories = new Set<RouteFactory>();
-      for (const d of CONTROLLERS) if (d.routes && input.controllers.includes(d.short)) factories.add(d.routes);
+      // (named for the first of them, in reports of a route's throw)
+      const factories = new Map<RouteFactory, string>();
+      for (const d of CONTROLLERS) if (d.routes && input.controllers.includes(d.short) && !factories.has(d.routes)) factories.set(d.routes, d.short);
       const routeContext = { input, signaller, cache, rootCa: deps.rootCa, baseTaskQueue: deps.taskQueue };
-      const families = [...factories]
-        .map((routes) => routes(routeContext))
-        .filter((f): f is RouteFamily => f !== undefined);
+      const owners = new Map<RouteFamily, string>();
+      for (const [routes, owner] of factories) {
+        const family = cache.owning(owner, () => routes(routeContext));
+        if (family) owners.set(family, owner);
+      }
+      const families = [...owners.keys()];
       // each controller's own rule for events its workflow need not see yet (its descriptor's signalGate)
       for (const d of CONTROLLERS) {
         if (d.signalGate && input.controllers.includes(d.short)) signaller.gate(d.short, d.signalGate(routeContext));
@@ -144,7 +151,7 @@ export function createInformerActivities(deps: InformerDeps) {
         if (!discovering.length) return;
         try {
           const found = await discoverResources(deps.rest);
-          for (const f of discovering) f.discover!(found);
+          for (const f of discovering) cache.owning(owners.get(f)!, () => f.discover!(found));
         } catch (e) {
           log.warn({ err: String(e) }, 'discovery failed; will retry');
         }
@@ -154,13 +161,19 @@ export function createInformerActivities(deps: InformerDeps) {
       let lastDiscovery = Date.now();
 
       let lastStats = Date.now();
-      const periodic = families.flatMap((f) => (f.periodic ? [{ ...f.periodic, last: Date.now() }] : []));
+      const periodic = families.flatMap((f) => (f.periodic ? [{ ...f.periodic, owner: owners.get(f)!, last: Date.now() }] : []));
       const pump = (async () => {
         while (!signal.aborted) {
           for (const p of periodic) {
             if (Date.now() - p.last < p.everyMs) continue;
             p.last = Date.now();
-            p.run(p.last);
+            try {
+              p.run(p.last);
+            } catch (e) {
+              // a throw here would end the pump, and with it every controller's signals
+              log.error({ controller: p.owner, err: e instanceof Error ? (e.stack ?? e.message) : String(e) }, 'a periodic pass of the routes threw; it runs again at its next period');
+              deps.onRouteThrew?.(p.owner);
+            }
           }
           if (Date.now() - lastStats > STATS_PERIOD_MS) {
             lastStats = Date.now();

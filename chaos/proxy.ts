@@ -3,7 +3,9 @@
  * of requests with an error the real API server can give (429 with Retry-After, 500, 503, 409 on
  * an update, a dropped connection) instead of passing them on, and cuts watches after a while, as
  * a load balancer's idle timeout or an apiserver roll would. Nothing it refuses reaches the API
- * server, so the audit log still shows only writes that took effect.
+ * server, so the audit log still shows only writes that took effect. With `rewrite`, it also
+ * alters objects on their way back to the manager (a bug-triggering object the API server's
+ * validation would never let in, seen only by the manager under test).
  */
 import * as fs from 'node:fs';
 import * as https from 'node:https';
@@ -16,9 +18,31 @@ export const FAULT_KINDS: FaultKind[] = ['throttled', 'internal', 'unavailable',
 export interface FaultPlan {
   /** the share of requests refused, 0..1 */
   rate: number;
-  /** a watch that got through is cut after a time drawn uniformly from [min, max] */
+  /** a watch that got through is cut after a time drawn uniformly from [min, max]; both 0: never */
   watchCutMinMs: number;
   watchCutMaxMs: number;
+}
+
+/**
+ * Alters one object of a JSON answer to a GET (a list's item, a watch event's object, or the
+ * object itself) in place; `path` is the request's, without its query.
+ */
+export type ObjectRewrite = (obj: Record<string, unknown>, path: string) => void;
+
+/** A JSON answer's body with `rewrite` applied to each object in it (lists by item). */
+export function rewriteBody(body: string, path: string, rewrite: ObjectRewrite): string {
+  const doc = JSON.parse(body) as Record<string, unknown>;
+  if (Array.isArray(doc.items)) for (const o of doc.items as Array<Record<string, unknown>>) rewrite(o, path);
+  else if (doc.kind !== 'Status') rewrite(doc, path);
+  return JSON.stringify(doc);
+}
+
+/** One line of a JSON watch stream with `rewrite` applied to its event's object. */
+export function rewriteWatchLine(line: string, path: string, rewrite: ObjectRewrite): string {
+  if (!line.trim()) return line;
+  const ev = JSON.parse(line) as { type?: string; object?: Record<string, unknown> };
+  if (ev.object && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') rewrite(ev.object, path);
+  return JSON.stringify(ev);
 }
 
 /** What the proxy did, for the report. */
@@ -84,6 +108,7 @@ export interface FaultProxyOptions {
   clientKey: string;
   plan: FaultPlan;
   random: () => number;
+  rewrite?: ObjectRewrite;
 }
 
 export interface FaultProxy {
@@ -91,6 +116,8 @@ export interface FaultProxy {
   counts(): FaultCounts;
   /** from now on, refuse at this rate (0 lets everything through) */
   setRate(rate: number): void;
+  /** from now on, alter objects so (undefined: pass them as they are) */
+  setRewrite(rewrite: ObjectRewrite | undefined): void;
   close(): Promise<void>;
 }
 
@@ -99,6 +126,7 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
   const withCert = new https.Agent({ keepAlive: true, ca, cert: fs.readFileSync(o.clientCert), key: fs.readFileSync(o.clientKey) });
   const withToken = new https.Agent({ keepAlive: true, ca });
   const plan = { ...o.plan };
+  let rewrite = o.rewrite;
   const counts: FaultCounts = { requests: 0, faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>, watchesCut: 0 };
 
   const pass = (req: IncomingMessage, res: ServerResponse, watch: boolean) => {
@@ -107,9 +135,28 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
       headers: { ...req.headers, host: `127.0.0.1:${o.targetPort}` },
       agent: req.headers.authorization ? withToken : withCert,
     }, (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.pipe(res);
-      if (watch && upRes.statusCode === 200) {
+      const rw = rewrite;
+      const path = (req.url ?? '').split('?')[0];
+      if (rw && req.method === 'GET' && upRes.statusCode === 200 && /json/.test(upRes.headers['content-type'] ?? '')) {
+        // the body changes length: it goes out chunked
+        const { 'content-length': _length, ...headers } = upRes.headers;
+        res.writeHead(200, headers);
+        upRes.setEncoding('utf8');
+        let buf = '';
+        upRes.on('data', (chunk: string) => {
+          buf += chunk;
+          if (!watch) return;
+          for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+            res.write(`${rewriteWatchLine(buf.slice(0, nl), path, rw)}\n`);
+            buf = buf.slice(nl + 1);
+          }
+        });
+        upRes.on('end', () => res.end(watch ? rewriteWatchLine(buf, path, rw) : rewriteBody(buf, path, rw)));
+      } else {
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        upRes.pipe(res);
+      }
+      if (watch && upRes.statusCode === 200 && plan.watchCutMaxMs > 0) {
         const after = plan.watchCutMinMs + o.random() * (plan.watchCutMaxMs - plan.watchCutMinMs);
         const t = setTimeout(() => {
           counts.watchesCut++;
@@ -154,6 +201,7 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
     port: (server.address() as AddressInfo).port,
     counts: () => structuredClone(counts),
     setRate: (rate) => { plan.rate = rate; },
+    setRewrite: (r) => { rewrite = r; },
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

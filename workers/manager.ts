@@ -9,7 +9,8 @@ import { createInformerActivities } from '../activities/informers';
 import { LocalReads } from '../activities/informers/local-reads';
 import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
-import { createFailureReporter } from '../activities/kube/failure-reports';
+import { createFailureReporter, recordThrown } from '../activities/kube/failure-reports';
+import { kindOfPath } from '../activities/kube/resources';
 import { listOnly } from '../activities/kube/manager-reads';
 import { ContactClock, currentAttemptLease } from '../activities/kube/fence';
 import { runningActivity } from '../activities/kube/running-activity';
@@ -30,7 +31,7 @@ import type { RunOptions } from '../starter/run-options';
 import { loadTemporalTls } from '../starter/run-options';
 import { ActivityMap, ControllerDeps, ControllerDescriptor, concurrencyOf } from './descriptor';
 import { gatesOff } from './feature-gates';
-import { descriptorOf, implementedOf } from './registry';
+import { CONTROLLERS, descriptorOf, implementedOf } from './registry';
 import { Metrics, resourceOfPath } from './metrics';
 import { TemporalContact, connectTemporal } from './temporal-connect';
 import { cachedRunsFor } from './workflow-cache';
@@ -267,6 +268,19 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
       onResume: (resource, resumed) => metrics.informerResumesTotal.inc({ resource, outcome: resumed ? 'resumed' : 'expired' }),
       onWatch: (resource, open) => (open ? metrics.informerWatches.inc({ resource }) : metrics.informerWatches.dec({ resource })),
       onWatchEvent: (resource, type) => metrics.watchEventsTotal.inc({ resource, type }),
+      // a route that threw: counted as its controller's, and on the object, once per streak, as a
+      // throw in its workflow is (the cache has logged it)
+      onListenerThrow: (t) => {
+        metrics.controllerThrowsTotal.inc({ controller: t.owner, stage: 'route' });
+        const d = CONTROLLERS.find((c) => c.short === t.owner);
+        const kind = kindOfPath(t.path);
+        if (t.attempt !== 1 || !d || !kind) return;
+        const m = t.obj.metadata ?? {};
+        recordThrown(d.name, depsOf(d.name), {
+          controller: t.owner, stage: 'route', object: { kind, namespace: m.namespace ?? '', name: m.name ?? '', uid: m.uid ?? '' },
+          message: t.error instanceof Error ? t.error.message : String(t.error),
+        });
+      },
     },
     onSignalSent: (controller, folded) => {
       metrics.signalsSentTotal.inc({ controller });
@@ -275,6 +289,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
     onEventsHeld: (controller, events) => metrics.signalEventsHeldTotal.inc({ controller }, events),
     onHoldExpired: (controller) => metrics.signalHoldsExpiredTotal.inc({ controller }),
     onShrunk: (controller) => metrics.signalsShrunkTotal.inc({ controller }),
+    onRouteThrew: (controller) => metrics.controllerThrowsTotal.inc({ controller, stage: 'route' }),
     maxSignalHoldMs: opts.maxSignalHoldMs,
   }), metrics);
   const allActivityNames = new Set([...Object.keys(legacyActivities), ...Object.keys(informerActivities)]);

@@ -7,7 +7,7 @@ import { RESOURCES, resourcePath, type ResourceType } from '../kube/resources';
 import { METADATA, covers, metadataOnly, prune, unionMask, type FieldMask } from './fields';
 import type { WatchPositions } from './positions';
 import { METADATA_ONLY, reflect, type ReflectorStats } from './reflector';
-import { Store, type StoreListener } from './store';
+import { Store, type ListenerThrow, type StoreListener } from './store';
 
 /** What the cache reports, for the manager's metrics. */
 export interface CacheObserver {
@@ -18,6 +18,8 @@ export interface CacheObserver {
   onWatchEvent?(resource: string, type: string): void;
   /** a resource's watch resumed from the last holder's position, or could not and was listed afresh */
   onResume?(resource: string, resumed: boolean): void;
+  /** a listener (a controller's route) threw on an object; the cache has logged it */
+  onListenerThrow?(t: ListenerThrow): void;
 }
 
 /**
@@ -95,12 +97,30 @@ export class InformerCache {
    */
   private resuming?: { unlisted: Set<string>; done: Promise<void>; release: () => void };
   private readonly taps: RawTap[] = [];
+  /** whose listeners `watch` subscribes now (see owning) */
+  private owner = '';
 
   constructor(
     private readonly rest: KubeRest,
     private readonly logger: Logger,
     private readonly observer: CacheObserver = {},
+    /** the wait before an object a listener threw on is offered to it again, by attempt */
+    private readonly retryMs?: (attempt: number) => number,
   ) {}
+
+  /**
+   * Runs `register` with every listener it subscribes named as `owner`'s (a controller's routes),
+   * so that a throw of one is reported as that controller's.
+   */
+  owning<T>(owner: string, register: () => T): T {
+    const before = this.owner;
+    this.owner = owner;
+    try {
+      return register();
+    } finally {
+      this.owner = before;
+    }
+  }
 
   /**
    * Registers a consumer of a resource (a known one, or a collection path found by discovery) and
@@ -116,9 +136,10 @@ export class InformerCache {
         stats: { lists: 0, watches: 0, events: 0, lastEventAt: 0 },
         running: false,
         metadataOnly: true,
-        store: new Store(path, (o) => {
-          const kept = prune(withoutManagedFields(path === SECRETS_PATH ? digestSecretData(o) : o), entry.mask) as KubeObject;
-          return kept;
+        store: new Store(path, {
+          transform: (o) => prune(withoutManagedFields(path === SECRETS_PATH ? digestSecretData(o) : o), entry.mask) as KubeObject,
+          onThrow: (t) => this.listenerThrew(t),
+          ...(this.retryMs ? { retryMs: this.retryMs } : {}),
         }),
       };
       this.entries.set(path, entry);
@@ -129,7 +150,7 @@ export class InformerCache {
     } else {
       e.mask = unionMask(e.mask, fields);
     }
-    if (listener) e.store.subscribe(listener);
+    if (listener) e.store.subscribe(listener, this.owner);
     if (this.signal && !e.running) this.run(path, e);
     return e.store;
   }
@@ -196,6 +217,20 @@ export class InformerCache {
       onAbort(signal, release);
     }
     for (const [path, e] of this.entries) if (!e.running) this.run(path, e);
+    onAbort(signal, () => {
+      for (const e of this.entries.values()) e.store.close();
+    });
+  }
+
+  /** One line for the first throw of a streak (the rest only count), and the observer's report. */
+  private listenerThrew(t: ListenerThrow): void {
+    const line = {
+      controller: t.owner, resource: resourceLabel(t.path), key: [t.obj.metadata?.namespace, t.obj.metadata?.name].filter(Boolean).join('/'), attempt: t.attempt, retryInMs: t.retryInMs,
+      err: t.error instanceof Error ? (t.error.stack ?? t.error.message) : String(t.error),
+    };
+    if (t.attempt === 1) this.logger.error(line, 'a route threw on a change of this object; the other routes and objects go on, and it is offered again with backoff');
+    else this.logger.debug(line, 'a route threw again on this object');
+    this.observer.onListenerThrow?.(t);
   }
 
   /** Resolves when every reflector has stopped (after the start signal aborts). */

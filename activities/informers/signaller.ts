@@ -111,6 +111,8 @@ export interface SignallerOptions {
   onHoldExpired?: (controller: string) => void;
   /** an event too large for a payload went out shrunk (see SIGNAL_BUDGET_BYTES) */
   onShrunk?: (controller: string) => void;
+  /** a controller's signal gate threw (the signaller has logged it, and sent the event ungated) */
+  onGateThrew?: (controller: string) => void;
   /** put before every object workflow's ID (a --shadow replica's SHADOW_WORKFLOW_ID_PREFIX) */
   idPrefix?: string;
   /** --max-signal-hold */
@@ -304,7 +306,7 @@ export class Signaller {
     const batch: Array<[string, Pending]> = [];
     for (const [id, item] of due) {
       const gate = item.force ? undefined : this.gates.get(item.target.controller);
-      if (gate && !gate.wouldAct(item.target)) {
+      if (gate && !this.gateWouldAct(gate, item.target)) {
         this.pending.delete(id);
         this.held.set(id, { ...item, heldSince: item.expired || item.heldSince === undefined ? now : item.heldSince, expired: false, counted: item.events });
         this.heldEvents += item.events - item.counted;
@@ -331,6 +333,21 @@ export class Signaller {
       if (sends.size >= concurrency) await Promise.race(sends);
     }
     await Promise.all(sends);
+  }
+
+  /**
+   * A gate's judgment; one that throws (a bug, or an object it cannot judge) lets the event go:
+   * the gate only saves work, and the workflow, which decides for itself, reports what it cannot handle.
+   */
+  private gateWouldAct(gate: SignalGate, t: Target): boolean {
+    try {
+      return gate.wouldAct(t);
+    } catch (e) {
+      this.logger.error({ controller: t.controller, key: t.namespace ? `${t.namespace}/${t.name}` : t.name, err: e instanceof Error ? (e.stack ?? e.message) : String(e) },
+        'the signal gate threw on this object; its event goes out ungated');
+      this.options.onGateThrew?.(t.controller);
+      return true;
+    }
   }
 
   /** The event as it goes out: with the object's full state first after a takeover, and how many events it folds in. */

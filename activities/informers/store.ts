@@ -22,6 +22,43 @@ export interface StoreListener {
   onListed?(first: boolean): void;
 }
 
+/**
+ * A listener that threw on an event: a bug in a route, or an object it cannot handle. The store
+ * goes on with its other listeners and events; this one is offered the object again after
+ * `retryInMs` (see Store).
+ */
+export interface ListenerThrow {
+  /** the store's resource path */
+  path: string;
+  /** who subscribed the listener: the controller whose route it is */
+  owner: string;
+  /** the object the event was of */
+  obj: KubeObject;
+  error: unknown;
+  /** 1 for the first throw of a streak on this object, 2 for the next retry's, ... */
+  attempt: number;
+  retryInMs: number;
+}
+
+export interface StoreOptions {
+  /** what the reflector's objects go through before they are kept (pruning, Secret digests) */
+  transform?: (o: KubeObject) => KubeObject;
+  /** told of every throw of a listener */
+  onThrow?: (t: ListenerThrow) => void;
+  /** the wait before a thrown event's object is offered again, by attempt (1, 2, ...) */
+  retryMs?: (attempt: number) => number;
+}
+
+/** A listener, who subscribed it, and the objects it threw on, each waiting to be offered again. */
+interface Subscription {
+  listener: StoreListener;
+  owner: string;
+  failing: Map<string, { attempt: number; last: StoreEvent; timer?: ReturnType<typeof setTimeout> }>;
+}
+
+const RETRY_BASE_MS = 1000;
+const RETRY_MAX_MS = 5 * 60_000;
+
 /** A named secondary index: the keys an object is filed under (none: not indexed). Define each once, as a constant. */
 export interface StoreIndex {
   readonly name: string;
@@ -41,16 +78,17 @@ export class Store {
   private readonly objects = new Map<string, KubeObject>();
   private readonly byName = new Map<string, string>();
   private readonly indexes = new Map<string, { def: StoreIndex; index: SetIndex<string, string> }>();
-  private readonly listeners: StoreListener[] = [];
+  private readonly subscriptions: Subscription[] = [];
   private listed = false;
+  private closed = false;
   /** the newest resourceVersion taken in, from a list or an event; '' before the first list */
   resourceVersion = '';
 
-  constructor(
-    readonly path: string,
-    /** what the reflector's objects go through before they are kept (pruning, Secret digests) */
-    private readonly transform: (o: KubeObject) => KubeObject = (o) => o,
-  ) {}
+  private readonly transform: (o: KubeObject) => KubeObject;
+
+  constructor(readonly path: string, private readonly options: StoreOptions = {}) {
+    this.transform = options.transform ?? ((o) => o);
+  }
 
   get synced(): boolean {
     return this.listed;
@@ -104,14 +142,25 @@ export class Store {
   }
 
   /**
-   * Adds a listener. One added after the first list (the collector finding a resource another
-   * controller already watches) is first told of every object as `added` from a list.
+   * Adds a listener, for `owner` (the controller whose route it is, named in reports of its
+   * throws). One added after the first list (the collector finding a resource another controller
+   * already watches) is first told of every object as `added` from a list.
    */
-  subscribe(l: StoreListener): void {
-    this.listeners.push(l);
+  subscribe(l: StoreListener, owner = ''): void {
+    const sub: Subscription = { listener: l, owner, failing: new Map() };
+    this.subscriptions.push(sub);
     if (!this.listed) return;
-    for (const obj of this.objects.values()) l.onEvent({ type: 'added', obj, source: 'list' });
+    for (const obj of this.objects.values()) this.deliver(sub, { type: 'added', obj, source: 'list' });
     l.onListed?.(true);
+  }
+
+  /** Ends the retries of thrown events (the informer stops). */
+  close(): void {
+    this.closed = true;
+    for (const sub of this.subscriptions) {
+      for (const f of sub.failing.values()) clearTimeout(f.timer);
+      sub.failing.clear();
+    }
   }
 
   /** A complete list, as of `resourceVersion`: what it lacks was deleted meanwhile. */
@@ -136,7 +185,7 @@ export class Store {
     if (resourceVersion) this.resourceVersion = resourceVersion;
     this.listed = true;
     for (const ev of events) this.emit(ev);
-    for (const l of this.listeners) l.onListed?.(first);
+    for (const sub of this.subscriptions) sub.listener.onListed?.(first);
   }
 
   /**
@@ -184,6 +233,50 @@ export class Store {
   }
 
   private emit(ev: StoreEvent): void {
-    for (const l of this.listeners) l.onEvent(ev);
+    for (const sub of this.subscriptions) this.deliver(sub, ev);
+  }
+
+  /**
+   * One event to one listener. A throw stays with that listener and that object: the other
+   * listeners hear the event, the reflector goes on (a throw out of here would fail its list or
+   * cut its watch, and a relist would meet the same object again, for ever), and the object is
+   * offered to the listener again with backoff, as it then is, until the listener takes it or
+   * an event of it that the listener takes comes first.
+   */
+  private deliver(sub: Subscription, ev: StoreEvent): void {
+    const obj = ev.type === 'deleted' ? ev.old : ev.obj;
+    const uid = uidOf(obj);
+    try {
+      sub.listener.onEvent(ev);
+    } catch (error) {
+      const prev = sub.failing.get(uid);
+      clearTimeout(prev?.timer);
+      const attempt = (prev?.attempt ?? 0) + 1;
+      const retryInMs = this.options.retryMs?.(attempt) ?? Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(30, attempt - 1));
+      const f: { attempt: number; last: StoreEvent; timer?: ReturnType<typeof setTimeout> } = { attempt, last: ev };
+      if (!this.closed) {
+        f.timer = setTimeout(() => this.retry(sub, uid), retryInMs);
+        f.timer.unref?.();
+      }
+      sub.failing.set(uid, f);
+      this.options.onThrow?.({ path: this.path, owner: sub.owner, obj, error, attempt, retryInMs });
+      return;
+    }
+    const f = sub.failing.get(uid);
+    if (f) {
+      clearTimeout(f.timer);
+      sub.failing.delete(uid);
+    }
+  }
+
+  /** A thrown event's retry: the object as the store now holds it, or the delete that threw. */
+  private retry(sub: Subscription, uid: string): void {
+    const f = sub.failing.get(uid);
+    if (!f || this.closed) return;
+    f.timer = undefined;
+    const now = this.objects.get(uid);
+    if (now) this.deliver(sub, { type: 'added', obj: now, source: 'relist' });
+    else if (f.last.type === 'deleted') this.deliver(sub, f.last);
+    else sub.failing.delete(uid);
   }
 }

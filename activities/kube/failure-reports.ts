@@ -1,4 +1,4 @@
-import type { ForbiddenReport, RunObject, ThrownReport } from '../../workflows/runtime/api-rejections';
+import type { ForbiddenReport, RunObject, ThrowStage, ThrownReport } from '../../workflows/runtime/api-rejections';
 import type { ControllerDeps } from '../../workers/descriptor';
 import { RESOURCES, apiVersionOf } from './resources';
 
@@ -12,9 +12,19 @@ export const RECONCILE_ERROR_REASON = 'ReconcileError';
  * the object: a Warning Event, written with the controller's own rights, and a log line. The
  * LastError memo and KcmLastError carry the same text (the object loop sets them).
  */
+const involved = (o: RunObject) => ({ apiVersion: API_VERSION_OF_KIND.get(o.kind) ?? '', kind: o.kind, namespace: o.namespace, name: o.name, uid: o.uid });
+const keyOf = (o: RunObject) => (o.namespace ? `${o.namespace}/${o.name}` : o.name);
+const WHERE: Record<ThrowStage, string> = { route: 'routing a change of it', event: 'folding an event of it in', reconcile: 'reconciling it' };
+
+/**
+ * The Warning Event of a throw on an object. reportThrown writes it for a workflow's throw; the
+ * informer writes it for a route's throw, which its cache has already logged.
+ */
+export function recordThrown(component: string, deps: Pick<ControllerDeps, 'recordEvent'>, req: Pick<ThrownReport, 'controller' | 'object' | 'stage' | 'message'>): void {
+  deps.recordEvent(component, involved(req.object), 'Warning', RECONCILE_ERROR_REASON, `the ${req.controller} controller threw ${WHERE[req.stage]} and retries with backoff: ${req.message}`);
+}
+
 export function createFailureReporter(component: string, deps: ControllerDeps) {
-  const involved = (o: RunObject) => ({ apiVersion: API_VERSION_OF_KIND.get(o.kind) ?? '', kind: o.kind, namespace: o.namespace, name: o.name, uid: o.uid });
-  const keyOf = (o: RunObject) => (o.namespace ? `${o.namespace}/${o.name}` : o.name);
   return {
     /**
      * The authorizer refused a call (403: a right is missing). Upstream's controllers log such an
@@ -32,8 +42,7 @@ export function createFailureReporter(component: string, deps: ControllerDeps) {
      */
     async reportThrown(req: ThrownReport): Promise<void> {
       deps.logger.error({ controller: req.controller, key: keyOf(req.object), kind: req.object.kind, stage: req.stage, error: req.message }, 'the controller threw on this object; it is retried with backoff');
-      const where = req.stage === 'event' ? 'folding an event of it in' : 'reconciling it';
-      deps.recordEvent(component, involved(req.object), 'Warning', RECONCILE_ERROR_REASON, `the ${req.controller} controller threw ${where} and retries with backoff: ${req.message}`);
+      recordThrown(component, deps, req);
     },
   };
 }

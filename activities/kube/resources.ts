@@ -110,3 +110,10 @@ export function parseResourcePath(path: string): ResourcePathParts | undefined {
   if (resource === undefined) return undefined;
   return { groupVersion: gv, group, ...(namespace !== undefined ? { namespace } : {}), resource, ...(name !== undefined ? { name } : {}), ...(subresource !== undefined ? { subresource } : {}), query };
 }
+
+const KIND_OF_PATH = new Map(Object.values(RESOURCES).map((r) => [resourcePath(r), r.kind]));
+
+/** The kind of a known resource by its path across namespaces (a store's path); undefined for a discovered one. */
+export function kindOfPath(path: string): string | undefined {
+  return KIND_OF_PATH.get(path);
+}

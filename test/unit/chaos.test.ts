@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { AuditEvent } from '../../bench/lib/audit';
 import { ChaosUsageError, parseChaosArgs } from '../../chaos/args';
 import { diffOutcomes, duplicates, exactly, podsDeleted, podsMade, successfulWrites } from '../../chaos/checks';
-import { chooseFault, faultResponse, isWatchRequest, proxiedKubeconfig, type FaultKind } from '../../chaos/proxy';
+import { chooseFault, faultResponse, isWatchRequest, proxiedKubeconfig, rewriteBody, rewriteWatchLine, type FaultKind, type ObjectRewrite } from '../../chaos/proxy';
 import { sampleDuring } from '../../chaos/suite';
 import { passed, renderFaults, renderSeeds, type ChaosResults, type FaultedPass, type ScenarioRecord } from '../../chaos/report';
 import { planStorm, runStorm, seededRandom, type Replica } from '../../chaos/storm';
@@ -104,6 +104,24 @@ describe('the API-fault proxy', () => {
     expect(faultResponse('conflict').body).toMatchObject({ reason: 'Conflict', code: 409 });
     expect(faultResponse('unavailable').status).toBe(503);
     expect(faultResponse('internal').body).toMatchObject({ reason: 'InternalError', code: 500 });
+  });
+
+  test('a rewrite alters every object of a list, a single object and a watch event\'s, never a Status, a bookmark or an error', () => {
+    const seen: string[] = [];
+    const poison: ObjectRewrite = (o, path) => {
+      const m = o.metadata as { name?: string };
+      seen.push(`${path}:${m?.name}`);
+      if (m?.name === 'poison') (o.spec as Record<string, unknown>).selector = { matchExpressions: 5 };
+    };
+    const list = JSON.stringify({ kind: 'ReplicaSetList', metadata: {}, items: [{ metadata: { name: 'ok' }, spec: {} }, { metadata: { name: 'poison' }, spec: {} }] });
+    expect(JSON.parse(rewriteBody(list, '/rs', poison)).items.map((i: { spec: unknown }) => i.spec)).toEqual([{}, { selector: { matchExpressions: 5 } }]);
+    expect(JSON.parse(rewriteBody(JSON.stringify({ metadata: { name: 'poison' }, spec: {} }), '/rs/poison', poison)).spec).toEqual({ selector: { matchExpressions: 5 } });
+    expect(rewriteBody(JSON.stringify({ kind: 'Status', metadata: {} }), '/rs/x', poison)).toBe('{"kind":"Status","metadata":{}}');
+    expect(JSON.parse(rewriteWatchLine(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'poison' }, spec: {} } }), '/rs', poison)).object.spec)
+      .toEqual({ selector: { matchExpressions: 5 } });
+    for (const type of ['BOOKMARK', 'ERROR']) rewriteWatchLine(JSON.stringify({ type, object: { metadata: { name: type } } }), '/rs', poison);
+    expect(rewriteWatchLine('', '/rs', poison)).toBe('');
+    expect(seen).toEqual(['/rs:ok', '/rs:poison', '/rs/poison:poison', '/rs:poison']);
   });
 
   test('the managers\' kubeconfig names the proxy and keeps everything else', () => {

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { InformerCache, resourceLabel } from '../../activities/informers/cache';
 import { METADATA, covers, metadataOnly, prune, unionMask } from '../../activities/informers/fields';
 import { BY_CONTROLLER_UID, BY_NAMESPACE } from '../../activities/informers/indexes';
-import { Store, type StoreEvent } from '../../activities/informers/store';
+import { Store, type ListenerThrow, type StoreEvent } from '../../activities/informers/store';
 import type { KubeObject } from '../../activities/kube/projections';
 import type { KubeRest } from '../../activities/kube/rest';
 import { RESOURCES, resourcePath } from '../../activities/kube/resources';
@@ -91,6 +91,96 @@ describe('store', () => {
   });
 });
 
+describe('a listener that throws', () => {
+  /** a route that throws on every object named `bad` (and, with `still`, on every event until `still` says otherwise) */
+  const thrower = (events: string[], still: () => boolean = () => true) => ({
+    onEvent: (e: StoreEvent) => {
+      const name = e.type === 'deleted' ? e.old.metadata?.name : e.obj.metadata?.name;
+      if (name === 'bad' && still()) throw new TypeError('selector.matchExpressions is not iterable');
+      events.push(short(e));
+    },
+  });
+
+  afterEach(() => jest.useRealTimers());
+
+  test('keeps the throw to itself and to that object: the other listeners hear every event, a list finishes, and the throw is reported with its owner', () => {
+    const thrown: ListenerThrow[] = [];
+    const s = new Store('/x', { onThrow: (t) => thrown.push(t), retryMs: () => 60_000 });
+    const mine: string[] = [];
+    const others: string[] = [];
+    const listed: boolean[] = [];
+    s.subscribe(thrower(mine), 'replicaset');
+    s.subscribe({ onEvent: (e) => others.push(short(e)), onListed: (first) => listed.push(first) }, 'deployment');
+    // the first list, with the bad object first: before, the throw ended the list (the reflector
+    // then listed again and again, and no listener ever heard of `z`)
+    expect(() => s.replace([obj('bad', '1'), obj('z', '1')], '1')).not.toThrow();
+    expect(mine).toEqual(['added:z:list']);
+    expect(others).toEqual(['added:bad:list', 'added:z:list']);
+    expect(listed).toEqual([true]);
+    expect(s.synced).toBe(true);
+    // a watch event after it: before, the throw cut the watch
+    expect(() => s.apply('MODIFIED', obj('bad', '2'))).not.toThrow();
+    s.apply('ADDED', obj('y', '3'));
+    expect(mine).toEqual(['added:z:list', 'added:y:watch']);
+    expect(others).toEqual(['added:bad:list', 'added:z:list', 'updated:bad:watch', 'added:y:watch']);
+    expect(thrown.map((t) => [t.path, t.owner, t.obj.metadata?.name, t.attempt, t.retryInMs, String(t.error)])).toEqual([
+      ['/x', 'replicaset', 'bad', 1, 60_000, 'TypeError: selector.matchExpressions is not iterable'],
+      ['/x', 'replicaset', 'bad', 2, 60_000, 'TypeError: selector.matchExpressions is not iterable'],
+    ]);
+    s.close();
+  });
+
+  test('is offered the object again with backoff, as the store then holds it, until it takes it', () => {
+    jest.useFakeTimers();
+    let broken = true;
+    const thrown: ListenerThrow[] = [];
+    const s = new Store('/x', { onThrow: (t) => thrown.push(t) });
+    const mine: string[] = [];
+    s.subscribe(thrower(mine, () => broken));
+    s.replace([obj('bad', '1')], '1');
+    s.apply('MODIFIED', obj('bad', '2', { spec: { v: 2 } }));
+    // the default backoff: 1 s, then 2 s, ... (the second throw was the watch event's)
+    expect(thrown.map((t) => t.retryInMs)).toEqual([1000, 2000]);
+    jest.advanceTimersByTime(1999);
+    expect(thrown).toHaveLength(2);
+    jest.advanceTimersByTime(1);
+    expect(thrown.map((t) => [t.attempt, t.retryInMs, t.obj.metadata?.resourceVersion])).toEqual([[1, 1000, '1'], [2, 2000, '2'], [3, 4000, '2']]);
+    broken = false;
+    jest.advanceTimersByTime(4000);
+    expect(mine).toEqual(['added:bad:relist']);
+    // taken: no more retries
+    jest.advanceTimersByTime(10 * 60_000);
+    expect(mine).toHaveLength(1);
+    expect(thrown).toHaveLength(3);
+  });
+
+  test('a later event it takes ends the retries; a delete it threw on is offered again as that delete; close ends them all', () => {
+    jest.useFakeTimers();
+    let broken = true;
+    const s = new Store('/x');
+    const mine: string[] = [];
+    s.subscribe(thrower(mine, () => broken));
+    s.replace([obj('bad', '1')], '1');
+    broken = false;
+    s.apply('MODIFIED', obj('bad', '2'));
+    jest.advanceTimersByTime(60_000);
+    expect(mine).toEqual(['updated:bad:watch']);
+
+    broken = true;
+    s.apply('DELETED', obj('bad', '3'));
+    broken = false;
+    jest.advanceTimersByTime(1000);
+    expect(mine).toEqual(['updated:bad:watch', 'deleted:bad:watch']);
+
+    broken = true;
+    s.apply('ADDED', obj('bad', '4'));
+    s.close();
+    broken = false;
+    jest.advanceTimersByTime(60_000);
+    expect(mine).toEqual(['updated:bad:watch', 'deleted:bad:watch']);
+  });
+});
+
 /** A client whose lists answer at once and whose watches stay open until the cache stops. */
 function fakeRest(items: Record<string, KubeObject[]> = {}) {
   const calls: Array<{ path: string; accept?: string }> = [];
@@ -105,6 +195,21 @@ function fakeRest(items: Record<string, KubeObject[]> = {}) {
 }
 
 describe('informer cache', () => {
+  test('a listener subscribed in owning(...) is that controller\'s: its throw reaches the observer under that name, and is retried at the given backoff', async () => {
+    const thrown: ListenerThrow[] = [];
+    const { rest } = fakeRest({ [resourcePath(RESOURCES.jobs)]: [obj('bad', '1')] });
+    const cache = new InformerCache(rest, pino({ level: 'silent' }), { onListenerThrow: (t) => thrown.push(t) }, (n) => 123 * n);
+    cache.owning('job', () => cache.watch(RESOURCES.jobs, METADATA, { onEvent: () => { throw new Error('boom'); } }));
+    // outside owning: no owner
+    cache.watch(RESOURCES.jobs, METADATA, { onEvent: () => { throw new Error('bang'); } });
+    const abort = new AbortController();
+    cache.start(abort.signal);
+    while (!cache.store(RESOURCES.jobs)?.synced) await new Promise((r) => setTimeout(r, 5));
+    abort.abort();
+    await cache.stopped();
+    expect(thrown.map((t) => [t.owner, t.obj.metadata?.name, String(t.error), t.retryInMs])).toEqual([['job', 'bad', 'Error: boom', 123], ['', 'bad', 'Error: bang', 123]]);
+  });
+
   test('one store per resource, holding the union of its consumers\' masks, without managedFields', () => {
     const cache = new InformerCache({} as KubeRest, pino({ level: 'silent' }));
     const a = cache.watch(RESOURCES.pods, { spec: { nodeName: true } });

@@ -106,6 +106,25 @@ describe('signal gates', () => {
     expect(heldBy).toEqual({ replicaset: 2 });
   });
 
+  test('a gate that throws on an object lets its event go, ungated, and says so; the other objects are judged as ever', async () => {
+    const sent: string[] = [];
+    const client = { workflow: { signalWithStart: async (_t: unknown, o: { workflowId: string }) => { sent.push(o.workflowId); } } } as unknown as Client;
+    const threw: string[] = [];
+    const s = new Signaller(client, 'q', pino({ level: 'silent' }), { onGateThrew: (c) => threw.push(c) });
+    s.gate('replicaset', {
+      wouldAct: (t) => {
+        if (t.name === 'bad') throw new TypeError('selector.matchExpressions is not iterable');
+        return t.name === 'acts';
+      },
+      full: () => ({}),
+    });
+    for (const n of ['bad', 'acts', 'idle']) s.queue(target(n), {}, keepLater);
+    await expect(s.flush()).resolves.toBeUndefined();
+    expect(sent.sort()).toEqual(['replicaset/ns/acts', 'replicaset/ns/bad']);
+    expect(s.heldKeys).toBe(1);
+    expect(threw).toEqual(['replicaset']);
+  });
+
   test('a new, deleted or relisted object goes out whatever the gate says; another controller is not gated', async () => {
     const { s, sent } = gated();
     s.queue(target('new'), { snapshot: true }, union, false, true);

@@ -41,8 +41,11 @@ export interface ForbiddenReport {
   message: string;
 }
 
-/** Where a controller's own workflow code threw: folding an event into its view, or reconciling. */
-export type ThrowStage = 'event' | 'reconcile';
+/**
+ * Where a controller's own code threw: routing a watch event to its workflows (its routes, in the
+ * informer), or, in its workflow, folding an event into its view or reconciling.
+ */
+export type ThrowStage = 'route' | 'event' | 'reconcile';
 
 /** The input of the reportThrown activity every controller's worker has (activities/kube/failure-reports.ts). */
 export interface ThrownReport {
