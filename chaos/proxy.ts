@@ -135,9 +135,11 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
       headers: { ...req.headers, host: `127.0.0.1:${o.targetPort}` },
       agent: req.headers.authorization ? withToken : withCert,
     }, (upRes) => {
-      const rw = rewrite;
       const path = (req.url ?? '').split('?')[0];
-      if (rw && req.method === 'GET' && upRes.statusCode === 200 && /json/.test(upRes.headers['content-type'] ?? '')) {
+      // the rewrite as it is when each line or body goes out: a watch open before setRewrite follows it
+      const line = (l: string) => (rewrite ? rewriteWatchLine(l, path, rewrite) : l);
+      const body = (b: string) => (rewrite ? rewriteBody(b, path, rewrite) : b);
+      if (rewrite && req.method === 'GET' && upRes.statusCode === 200 && /json/.test(upRes.headers['content-type'] ?? '')) {
         // the body changes length: it goes out chunked
         const { 'content-length': _length, ...headers } = upRes.headers;
         res.writeHead(200, headers);
@@ -147,11 +149,11 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
           buf += chunk;
           if (!watch) return;
           for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-            res.write(`${rewriteWatchLine(buf.slice(0, nl), path, rw)}\n`);
+            res.write(`${line(buf.slice(0, nl))}\n`);
             buf = buf.slice(nl + 1);
           }
         });
-        upRes.on('end', () => res.end(watch ? rewriteWatchLine(buf, path, rw) : rewriteBody(buf, path, rw)));
+        upRes.on('end', () => res.end(watch ? line(buf) : body(buf)));
       } else {
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         upRes.pipe(res);

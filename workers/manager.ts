@@ -274,7 +274,7 @@ export async function startManager(opts: RunOptions, logger: Logger, metrics: Me
         metrics.controllerThrowsTotal.inc({ controller: t.owner, stage: 'route' });
         const d = CONTROLLERS.find((c) => c.short === t.owner);
         const kind = kindOfPath(t.path);
-        if (t.attempt !== 1 || !d || !kind) return;
+        if (t.attempt !== 1 || !d || !kind || !t.obj) return;
         const m = t.obj.metadata ?? {};
         recordThrown(d.name, depsOf(d.name), {
           controller: t.owner, stage: 'route', object: { kind, namespace: m.namespace ?? '', name: m.name ?? '', uid: m.uid ?? '' },

@@ -139,6 +139,7 @@ export class InformerCache {
         store: new Store(path, {
           transform: (o) => prune(withoutManagedFields(path === SECRETS_PATH ? digestSecretData(o) : o), entry.mask) as KubeObject,
           onThrow: (t) => this.listenerThrew(t),
+          owner: () => this.owner,
           ...(this.retryMs ? { retryMs: this.retryMs } : {}),
         }),
       };
@@ -150,7 +151,7 @@ export class InformerCache {
     } else {
       e.mask = unionMask(e.mask, fields);
     }
-    if (listener) e.store.subscribe(listener, this.owner);
+    if (listener) e.store.subscribe(listener);
     if (this.signal && !e.running) this.run(path, e);
     return e.store;
   }
@@ -225,10 +226,11 @@ export class InformerCache {
   /** One line for the first throw of a streak (the rest only count), and the observer's report. */
   private listenerThrew(t: ListenerThrow): void {
     const line = {
-      controller: t.owner, resource: resourceLabel(t.path), key: [t.obj.metadata?.namespace, t.obj.metadata?.name].filter(Boolean).join('/'), attempt: t.attempt, retryInMs: t.retryInMs,
+      controller: t.owner, resource: resourceLabel(t.path), ...(t.obj ? { key: [t.obj.metadata?.namespace, t.obj.metadata?.name].filter(Boolean).join('/') } : {}), attempt: t.attempt, retryInMs: t.retryInMs,
       err: t.error instanceof Error ? (t.error.stack ?? t.error.message) : String(t.error),
     };
-    if (t.attempt === 1) this.logger.error(line, 'a route threw on a change of this object; the other routes and objects go on, and it is offered again with backoff');
+    if (!t.obj) this.logger.error(line, 'a route threw at the end of a list; the other routes go on, and it is called again at the next list');
+    else if (t.attempt === 1) this.logger.error(line, 'a route threw on a change of this object; the other routes and objects go on, and it is offered again with backoff');
     else this.logger.debug(line, 'a route threw again on this object');
     this.observer.onListenerThrow?.(t);
   }

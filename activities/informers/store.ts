@@ -32,8 +32,8 @@ export interface ListenerThrow {
   path: string;
   /** who subscribed the listener: the controller whose route it is */
   owner: string;
-  /** the object the event was of */
-  obj: KubeObject;
+  /** the object the event was of; none for a throw of onListed */
+  obj?: KubeObject;
   error: unknown;
   /** 1 for the first throw of a streak on this object, 2 for the next retry's, ... */
   attempt: number;
@@ -45,6 +45,8 @@ export interface StoreOptions {
   transform?: (o: KubeObject) => KubeObject;
   /** told of every throw of a listener */
   onThrow?: (t: ListenerThrow) => void;
+  /** whom a listener subscribed without an owner is for (the cache's owning(...) at the time) */
+  owner?: () => string;
   /** the wait before a thrown event's object is offered again, by attempt (1, 2, ...) */
   retryMs?: (attempt: number) => number;
 }
@@ -146,12 +148,22 @@ export class Store {
    * throws). One added after the first list (the collector finding a resource another controller
    * already watches) is first told of every object as `added` from a list.
    */
-  subscribe(l: StoreListener, owner = ''): void {
+  subscribe(l: StoreListener, owner = this.options.owner?.() ?? ''): void {
     const sub: Subscription = { listener: l, owner, failing: new Map() };
     this.subscriptions.push(sub);
     if (!this.listed) return;
     for (const obj of this.objects.values()) this.deliver(sub, { type: 'added', obj, source: 'list' });
-    l.onListed?.(true);
+    this.listedTo(sub, true);
+  }
+
+  /**
+   * Offers every object again to `l` (subscribed here) as `added` from a relist, each on its own
+   * as any event is: what a route does when another store's list lets it act on this one's objects.
+   */
+  offerAll(l: StoreListener): void {
+    const sub = this.subscriptions.find((s) => s.listener === l);
+    if (!sub) throw new Error(`offerAll: the listener is not subscribed to ${this.path}`);
+    for (const obj of this.objects.values()) this.deliver(sub, { type: 'added', obj, source: 'relist' });
   }
 
   /** Ends the retries of thrown events (the informer stops). */
@@ -185,7 +197,7 @@ export class Store {
     if (resourceVersion) this.resourceVersion = resourceVersion;
     this.listed = true;
     for (const ev of events) this.emit(ev);
-    for (const sub of this.subscriptions) sub.listener.onListed?.(first);
+    for (const sub of this.subscriptions) this.listedTo(sub, first);
   }
 
   /**
@@ -266,6 +278,15 @@ export class Store {
     if (f) {
       clearTimeout(f.timer);
       sub.failing.delete(uid);
+    }
+  }
+
+  /** A list's end to one listener: a throw is reported, and the list, like the other listeners, goes on. */
+  private listedTo(sub: Subscription, first: boolean): void {
+    try {
+      sub.listener.onListed?.(first);
+    } catch (error) {
+      this.options.onThrow?.({ path: this.path, owner: sub.owner, error, attempt: 1, retryInMs: 0 });
     }
   }
 

@@ -10,7 +10,7 @@ import { RESOURCES, type ResourceType } from '../kube/resources';
 import { mergeReplicaOwnerEvents } from './merge';
 import type { RouteFamily } from '../informers/family';
 import { BY_CONTROLLER_UID, BY_NAMESPACE, ORPHANS_BY_NAMESPACE } from '../informers/indexes';
-import type { Store, StoreEvent } from '../informers/store';
+import type { Store, StoreEvent, StoreListener } from '../informers/store';
 import type { RouteContext, SignalGateFactory } from '../../workers/descriptor';
 import type { InformerInput } from '../informers/family';
 import type { Target } from '../informers/signaller';
@@ -161,10 +161,13 @@ export function replicaRoutes({ input, signaller, cache }: RouteContext): RouteF
     queue(res, owner, known || !pods.synced ? { owner } : fullEvent(pods, owner), known?.generation !== owner.generation, !known);
   };
 
+  const ownerListeners = new Map<OwnerResource, StoreListener>();
   for (const res of enabled) {
-    const store = cache.watch(res.resource, REPLICA_OWNER_FIELDS, { onEvent: (ev) => ownerEvent(res, ev) });
+    const listener: StoreListener = { onEvent: (ev) => ownerEvent(res, ev) };
+    const store = cache.watch(res.resource, REPLICA_OWNER_FIELDS, listener);
     store.addIndex(BY_NAMESPACE);
     stores.set(res, store);
+    ownerListeners.set(res, listener);
   }
 
   pods.subscribe({
@@ -182,9 +185,10 @@ export function replicaRoutes({ input, signaller, cache }: RouteContext): RouteF
       routePod(before, after);
     },
     onListed(first) {
-      // the owners listed so far waited for this list: each now gets its pods in one signal
+      // the owners listed so far waited for this list: each now gets its pods in one signal (as
+      // a relisted owner does), each on its own, so that one the route cannot handle stops no other
       if (!first) return;
-      for (const [res, store] of stores) for (const o of store.list()) queue(res, replicaOwner(res.kind, o), fullEvent(pods, replicaOwner(res.kind, o)), false, true);
+      for (const [res, store] of stores) store.offerAll(ownerListeners.get(res)!);
     },
   });
 

@@ -34,9 +34,14 @@ export function clusterIdentityArgs(): string[] {
  * writes as its own ServiceAccount. A test that means to run otherwise passes its own
  * `--use-service-account-credentials=false` and says why.
  */
-export function productionIdentityArgs(dataDir: string, extraArgs: readonly string[] = []): string[] {
+export function productionIdentityArgs(dataDir: string, extraArgs: readonly string[] = [], kubeconfig = managerKubeconfig(dataDir)): string[] {
   const own = extraArgs.some((a) => a.startsWith('--use-service-account-credentials'));
-  return ['--kubeconfig', path.join(dataDir, 'kube-controller-manager.kubeconfig'), ...(own ? [] : ['--use-service-account-credentials'])];
+  return ['--kubeconfig', kubeconfig, ...(own ? [] : ['--use-service-account-credentials'])];
+}
+
+/** The manager's own kubeconfig on a stack (system:kube-controller-manager). */
+export function managerKubeconfig(dataDir: string = TEST_DATA_DIR): string {
+  return path.join(dataDir, 'kube-controller-manager.kubeconfig');
 }
 
 /**
@@ -46,12 +51,12 @@ export function productionIdentityArgs(dataDir: string, extraArgs: readonly stri
  * needs a token). `dataDir` runs it against another stack than the shared test stack (a file's own),
  * with that stack's Temporal flags (its mTLS files for the postgres topology). `temporalAddress`
  * points it elsewhere (a relay the test cuts); with `untilReady: false` it is returned once it
- * serves /healthz.
+ * serves /healthz. `kubeconfig` replaces the manager's own (one naming a proxy in front of the API server).
  */
 export async function startManagerProcess(
   taskQueue: string,
   extraArgs: string[] = [],
-  opts: { controllers?: string; openMetrics?: boolean; dataDir?: string; temporalAddress?: string; untilReady?: boolean } = {},
+  opts: { controllers?: string; openMetrics?: boolean; dataDir?: string; temporalAddress?: string; untilReady?: boolean; kubeconfig?: string } = {},
 ): Promise<ManagerProcess> {
   const dataDir = opts.dataDir ?? TEST_DATA_DIR;
   const state = readState(dataDir);
@@ -62,7 +67,7 @@ export async function startManagerProcess(
   const out = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [
     path.join(repoRoot, 'bin', 'temporal-kcm.js'), 'run',
-    ...productionIdentityArgs(dataDir, extraArgs),
+    ...productionIdentityArgs(dataDir, extraArgs, opts.kubeconfig ?? managerKubeconfig(dataDir)),
     '--temporal-address', opts.temporalAddress ?? temporal.address,
     ...temporalTlsArgs(temporal.tls),
     '--task-queue', taskQueue,

@@ -123,10 +123,31 @@ describe('a listener that throws', () => {
     s.apply('ADDED', obj('y', '3'));
     expect(mine).toEqual(['added:z:list', 'added:y:watch']);
     expect(others).toEqual(['added:bad:list', 'added:z:list', 'updated:bad:watch', 'added:y:watch']);
-    expect(thrown.map((t) => [t.path, t.owner, t.obj.metadata?.name, t.attempt, t.retryInMs, String(t.error)])).toEqual([
+    expect(thrown.map((t) => [t.path, t.owner, t.obj?.metadata?.name, t.attempt, t.retryInMs, String(t.error)])).toEqual([
       ['/x', 'replicaset', 'bad', 1, 60_000, 'TypeError: selector.matchExpressions is not iterable'],
       ['/x', 'replicaset', 'bad', 2, 60_000, 'TypeError: selector.matchExpressions is not iterable'],
     ]);
+    s.close();
+  });
+
+  test('at the end of a list: a throw is reported without an object and the other listeners are told; offerAll gives each object on its own', () => {
+    const thrown: ListenerThrow[] = [];
+    const s = new Store('/x', { onThrow: (t) => thrown.push(t), retryMs: () => 60_000 });
+    const listed: boolean[] = [];
+    s.subscribe({ onEvent: () => undefined, onListed: () => { throw new Error('boom'); } }, 'a');
+    s.subscribe({ onEvent: () => undefined, onListed: (first) => listed.push(first) }, 'b');
+    s.replace([obj('bad', '1'), obj('z', '1')], '1');
+    expect(listed).toEqual([true]);
+    expect(thrown.map((t) => [t.owner, t.obj, String(t.error)])).toEqual([['a', undefined, 'Error: boom']]);
+
+    const mine: string[] = [];
+    const l = thrower(mine);
+    s.subscribe(l, 'c');
+    mine.length = 0;
+    s.offerAll(l);
+    expect(mine).toEqual(['added:z:relist']);
+    expect(thrown.at(-1)).toMatchObject({ owner: 'c', obj: { metadata: { name: 'bad' } }, attempt: 2 });
+    expect(() => s.offerAll({ onEvent: () => undefined })).toThrow(/not subscribed/);
     s.close();
   });
 
@@ -144,7 +165,7 @@ describe('a listener that throws', () => {
     jest.advanceTimersByTime(1999);
     expect(thrown).toHaveLength(2);
     jest.advanceTimersByTime(1);
-    expect(thrown.map((t) => [t.attempt, t.retryInMs, t.obj.metadata?.resourceVersion])).toEqual([[1, 1000, '1'], [2, 2000, '2'], [3, 4000, '2']]);
+    expect(thrown.map((t) => [t.attempt, t.retryInMs, t.obj?.metadata?.resourceVersion])).toEqual([[1, 1000, '1'], [2, 2000, '2'], [3, 4000, '2']]);
     broken = false;
     jest.advanceTimersByTime(4000);
     expect(mine).toEqual(['added:bad:relist']);
@@ -199,7 +220,8 @@ describe('informer cache', () => {
     const thrown: ListenerThrow[] = [];
     const { rest } = fakeRest({ [resourcePath(RESOURCES.jobs)]: [obj('bad', '1')] });
     const cache = new InformerCache(rest, pino({ level: 'silent' }), { onListenerThrow: (t) => thrown.push(t) }, (n) => 123 * n);
-    cache.owning('job', () => cache.watch(RESOURCES.jobs, METADATA, { onEvent: () => { throw new Error('boom'); } }));
+    // a route subscribes through watch, or on the store watch returned: both are its own
+    cache.owning('job', () => cache.watch(RESOURCES.jobs, METADATA).subscribe({ onEvent: () => { throw new Error('boom'); } }));
     // outside owning: no owner
     cache.watch(RESOURCES.jobs, METADATA, { onEvent: () => { throw new Error('bang'); } });
     const abort = new AbortController();
@@ -207,7 +229,7 @@ describe('informer cache', () => {
     while (!cache.store(RESOURCES.jobs)?.synced) await new Promise((r) => setTimeout(r, 5));
     abort.abort();
     await cache.stopped();
-    expect(thrown.map((t) => [t.owner, t.obj.metadata?.name, String(t.error), t.retryInMs])).toEqual([['job', 'bad', 'Error: boom', 123], ['', 'bad', 'Error: bang', 123]]);
+    expect(thrown.map((t) => [t.owner, t.obj?.metadata?.name, String(t.error), t.retryInMs])).toEqual([['job', 'bad', 'Error: boom', 123], ['', 'bad', 'Error: bang', 123]]);
   });
 
   test('one store per resource, holding the union of its consumers\' masks, without managedFields', () => {
