@@ -21,6 +21,7 @@ import { TcpProxy } from '../bench/lib/tcp-proxy';
 import { PortAllocator } from '../starter/local/ports';
 import { injected, passPassed, type ChaosResults, type FaultName, type FaultedPass, type PassRecord, type ScenarioRecord } from './report';
 import { restartPlan, runRestarts, temporalOutagePlan, type RestartRecord } from './restarts';
+import { drainScenario } from './scenarios/drain';
 import { endpointsScenario } from './scenarios/endpoints';
 import { foregroundScenario } from './scenarios/foreground';
 import { hostileScenario } from './scenarios/hostile';
@@ -30,7 +31,7 @@ import { rolloutScenario } from './scenarios/rollout';
 import type { ChaosContext, ChaosScenario } from './scenarios/types';
 import { pause, planStorm, runStorm, seededRandom, type KillRecord, type StormPlan } from './storm';
 
-export const SCENARIOS: ChaosScenario[] = [rolloutScenario, foregroundScenario, jobsScenario, namespaceScenario, endpointsScenario, hostileScenario];
+export const SCENARIOS: ChaosScenario[] = [rolloutScenario, drainScenario, foregroundScenario, jobsScenario, namespaceScenario, endpointsScenario, hostileScenario];
 /** kills, pauses and partitions need replicas to move work between; API faults and restarts hit one replica alone, the plain case */
 const replicasFor = (fault: FaultName) => (fault === 'kills' || fault === 'pauses' || fault === 'partitions' ? 3 : 1);
 /** restarts: the pause before each, from the change and then from the previous one's end */
