@@ -18,11 +18,11 @@ export interface ChaosArgs {
   out: string;
 }
 
-export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,foreground,jobs,namespace,endpoints,hostile] [--faults kills,pauses,partitions,api,restarts,outage]
+export const CHAOS_USAGE = `usage: node dist/chaos/run.js [--quick] [--scenarios rollout,drain,foreground,jobs,namespace,endpoints,hostile] [--faults kills,pauses,partitions,api,restarts,outage]
                                [--fault-rate 0.2] [--kills N] [--seed N] [--seeds N] [--out docs/RELIABILITY.md]
 
   --quick          smaller workloads and fewer kills
-  --scenarios L    which to run, comma-separated (default: all): rollout, foreground, jobs, namespace, endpoints,
+  --scenarios L    which to run, comma-separated (default: all): rollout, drain, foreground, jobs, namespace, endpoints,
                    hostile (the corpus of valid objects controllers may choke on)
   --faults L       which kinds of fault, one pass of ours each (default: all): kills (replicas killed with
                    kill -9), pauses (replicas stopped with SIGSTOP for 20 to 60 s, then continued),
