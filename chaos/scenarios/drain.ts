@@ -2,7 +2,7 @@ import type { KubeObject } from '../../activities/kube/projections';
 import { ApiError } from '../../activities/kube/rest';
 import { cleanNamespace } from '../../bench/lib/stack';
 import { waitFor } from '../../bench/lib/util';
-import { deploymentComplete, type WorkloadStatus } from '../../bench/lib/workloads';
+import { createDeployment, deploymentComplete, type WorkloadStatus } from '../../bench/lib/workloads';
 import { exactly } from '../checks';
 import type { ChaosContext, ChaosMode, ChaosScenario } from './types';
 
@@ -88,15 +88,7 @@ export const drainScenario: ChaosScenario = {
 
   async prepare(ctx) {
     const replicas = size(ctx.mode);
-    await ctx.rest.request('POST', `/apis/apps/v1/namespaces/${ctx.ns}/deployments`, {
-      body: {
-        metadata: { name: NAME },
-        spec: {
-          replicas, selector: { matchLabels: { app: NAME } },
-          template: { metadata: { labels: { app: NAME } }, spec: { containers: [{ name: 'app', image: 'registry.invalid/drain:1' }], terminationGracePeriodSeconds: 0 } },
-        },
-      },
-    });
+    await createDeployment(ctx.rest, ctx.ns, NAME, replicas);
     await ctx.rest.request('POST', `/apis/policy/v1/namespaces/${ctx.ns}/poddisruptionbudgets`, {
       body: { metadata: { name: NAME }, spec: { minAvailable: replicas - SPARE(ctx.mode), selector: { matchLabels: { app: NAME } } } },
     });
