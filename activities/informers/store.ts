@@ -1,6 +1,7 @@
 import type { KubeObject } from '../kube/projections';
 import { newerVersion } from '../../workflows/common/resource-version';
 import { SetIndex } from './set-index';
+import { DEFAULT_TUNING, backoffMs } from '../../workflows/runtime/object-loop';
 
 /**
  * Where a change came from: a watch event; the first list (or, for a listener added later, the
@@ -47,7 +48,7 @@ export interface StoreOptions {
   onThrow?: (t: ListenerThrow) => void;
   /** whom a listener subscribed without an owner is for (the cache's owning(...) at the time) */
   owner?: () => string;
-  /** the wait before a thrown event's object is offered again, by attempt (1, 2, ...) */
+  /** the wait before a thrown event's object is offered again, by attempt (1, 2, ...); the object loop's default backoff without it */
   retryMs?: (attempt: number) => number;
 }
 
@@ -57,9 +58,6 @@ interface Subscription {
   owner: string;
   failing: Map<string, { attempt: number; last: StoreEvent; timer?: ReturnType<typeof setTimeout> }>;
 }
-
-const RETRY_BASE_MS = 1000;
-const RETRY_MAX_MS = 5 * 60_000;
 
 /** A named secondary index: the keys an object is filed under (none: not indexed). Define each once, as a constant. */
 export interface StoreIndex {
@@ -264,7 +262,7 @@ export class Store {
       const prev = sub.failing.get(uid);
       clearTimeout(prev?.timer);
       const attempt = (prev?.attempt ?? 0) + 1;
-      const retryInMs = this.options.retryMs?.(attempt) ?? Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(30, attempt - 1));
+      const retryInMs = this.options.retryMs?.(attempt) ?? backoffMs(DEFAULT_TUNING, attempt);
       const f: { attempt: number; last: StoreEvent; timer?: ReturnType<typeof setTimeout> } = { attempt, last: ev };
       if (!this.closed) {
         f.timer = setTimeout(() => this.retry(sub, uid), retryInMs);

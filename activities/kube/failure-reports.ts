@@ -7,11 +7,6 @@ const API_VERSION_OF_KIND = new Map(Object.values(RESOURCES).map((r) => [r.kind,
 /** The Event's reason when a controller's own code threw on an object (ours only: see COMPATIBILITY.md). */
 export const RECONCILE_ERROR_REASON = 'ReconcileError';
 
-/**
- * What every object loop calls when a reconcile fails in a way the object's owner should see on
- * the object: a Warning Event, written with the controller's own rights, and a log line. The
- * LastError memo and KcmLastError carry the same text (the object loop sets them).
- */
 const involved = (o: RunObject) => ({ apiVersion: API_VERSION_OF_KIND.get(o.kind) ?? '', kind: o.kind, namespace: o.namespace, name: o.name, uid: o.uid });
 const keyOf = (o: RunObject) => (o.namespace ? `${o.namespace}/${o.name}` : o.name);
 const WHERE: Record<ThrowStage, string> = { route: 'routing a change of it', event: 'folding an event of it in', reconcile: 'reconciling it' };
@@ -24,6 +19,11 @@ export function recordThrown(component: string, deps: Pick<ControllerDeps, 'reco
   deps.recordEvent(component, involved(req.object), 'Warning', RECONCILE_ERROR_REASON, `the ${req.controller} controller threw ${WHERE[req.stage]} and retries with backoff: ${req.message}`);
 }
 
+/**
+ * What every object loop calls when a reconcile fails in a way the object's owner should see on
+ * the object: a Warning Event, written with the controller's own rights, and a log line. The
+ * LastError memo and KcmLastError carry the same text (the object loop sets them).
+ */
 export function createFailureReporter(component: string, deps: ControllerDeps) {
   return {
     /**
