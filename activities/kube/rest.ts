@@ -3,8 +3,9 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as nodePath from 'node:path';
+import * as tls from 'node:tls';
 import { onAbort } from './abort';
-import { attemptUserAgent, fenceWrite } from './fence';
+import { attemptUserAgent, fenceWrite, leaseRecheck } from './fence';
 import type { ClusterAccess } from './kubeconfig';
 import { lineSplitter } from './lines';
 import { TokenBucket } from './token-bucket';
@@ -305,7 +306,9 @@ export class KubeRest {
     const mod = url.protocol === 'https:' ? https : http;
     // the last moment a write can be held back: after the rate limit's wait and the token's fetch
     if (method !== 'GET') await fenceWrite(method, path);
+    const recheck = method !== 'GET' ? leaseRecheck(method, path) : undefined;
     return new Promise((resolve, reject) => {
+      let fenced = false;
       const req = mod.request(url, opts, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -328,9 +331,29 @@ export class KubeRest {
         res.on('error', (e) => reject(new ApiError(0, 'ConnectionError', `${method} ${path}: ${e.message}`)));
       });
       req.on('timeout', () => req.destroy(new Error('request timed out')));
-      req.on('error', (e) => { this.observe(method, path, 0); reject(new ApiError(0, 'ConnectionError', `${method} ${path}: ${e.message}`)); });
-      if (payload) req.write(payload);
-      req.end();
+      req.on('error', (e) => {
+        if (fenced) return;
+        this.observe(method, path, 0);
+        reject(new ApiError(0, 'ConnectionError', `${method} ${path}: ${e.message}`));
+      });
+      const send = () => {
+        if (payload) req.write(payload);
+        req.end();
+      };
+      if (!recheck) return send();
+      // Nothing leaves before the first write, so the write waits for a connected socket and the
+      // fence's last word (see leaseRecheck).
+      req.once('socket', (socket) => {
+        const go = () => {
+          const refusal = recheck();
+          if (!refusal) return send();
+          fenced = true;
+          req.destroy();
+          reject(refusal);
+        };
+        if (socket.connecting) socket.once(socket instanceof tls.TLSSocket ? 'secureConnect' : 'connect', go);
+        else go();
+      });
     });
   }
 

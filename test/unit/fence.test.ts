@@ -243,6 +243,31 @@ describe('KubeRest inside an attempt', () => {
     expect(lease.refusedWrites).toBe(1);
   });
 
+  test('a lease lost after the check but before the socket is ready (a SIGSTOP mid-connect) stops the write: nothing leaves', async () => {
+    const ac = new AbortController();
+    const lease = new AttemptLease(info({ scheduledAtMs: Date.now() }), new ContactClock(), ac.signal);
+    // the attempt is cancelled while its connection is being made, after fenceWrite let it through
+    let connections = 0;
+    class CancellingAgent extends http.Agent {
+      override createConnection(...args: Parameters<http.Agent['createConnection']>) {
+        connections++;
+        ac.abort();
+        return super.createConnection(...args);
+      }
+    }
+    const agent = new CancellingAgent();
+    const port = (server.address() as AddressInfo).port;
+    const cancelling = new KubeRest({ getCurrentCluster: () => ({ server: `http://127.0.0.1:${port}` }), applyToHTTPSOptions: async (o) => { Object.assign(o, { agent }); } },
+      new TokenBucket(0, 0), undefined, undefined, undefined, 'temporal-kcm/x');
+    await runningActivity.run({ input: undefined, attempt: { lease, replica: 'host-1' } }, async () => {
+      await expect(cancelling.request('POST', '/api/v1/namespaces/ns/pods', { body: {} })).rejects.toMatchObject({ type: 'Fenced', message: expect.stringContaining('cancelled') });
+    });
+    agent.destroy();
+    expect(connections).toBe(1);
+    expect(seen).toEqual([]);
+    expect(lease.refusedWrites).toBe(1);
+  });
+
   test('outside an attempt nothing changes: no comment, no fence', async () => {
     await rest.request('PUT', '/api/v1/namespaces/ns');
     expect(seen).toEqual([{ method: 'PUT', ua: 'temporal-kcm/0.1.0 (linux/amd64) temporal-kcm/x' }]);
