@@ -10,6 +10,7 @@ import { LocalReads } from '../activities/informers/local-reads';
 import { RecordEvent, createEventRecorder } from '../activities/kube/events';
 import { controllerClients } from '../activities/kube/service-account-credentials';
 import { createFailureReporter, recordThrown } from '../activities/kube/failure-reports';
+import { asCodeFailure } from '../activities/kube/failures';
 import { kindOfPath } from '../activities/kube/resources';
 import { listOnly } from '../activities/kube/manager-reads';
 import { ContactClock, currentAttemptLease } from '../activities/kube/fence';
@@ -66,8 +67,9 @@ export interface Fencing {
 /**
  * Count failures per activity name, so `kcm_activity_errors_total` shows what keeps failing; a
  * local run hands back its input with its result, as its marker records no input
- * (workflows/runtime/local-io.ts says why); and with `fencing`, each attempt's writes go out only
- * while it holds its lease.
+ * (workflows/runtime/local-io.ts says why); and with `fencing` (a controller's activities), each
+ * attempt's writes go out only while it holds its lease, and a throw of the activity's own code
+ * fails it for good.
  */
 function instrument<T extends Record<string, (...args: never[]) => Promise<unknown>>>(acts: T, metrics: Metrics, fencing?: Fencing): T {
   const out: Record<string, unknown> = {};
@@ -92,7 +94,11 @@ function instrument<T extends Record<string, (...args: never[]) => Promise<unkno
           fencing!.logger.warn({ activity: name, workflowId: lease!.info.workflowId, attempt: lease!.info.attempt, why: lease!.lost },
             'activity attempt lost its lease: its writes were refused');
         }
-        const failure = fenced ?? e;
+        // a controller's activity whose own code threw fails for good at once (see asCodeFailure);
+        // the informer's activities (no fencing) are retried as ever, for they must run again
+        const codeFailure = fencing && !fenced ? asCodeFailure(e) : undefined;
+        if (codeFailure) fencing!.logger.error({ activity: name, workflowId: lease?.info.workflowId, err: e }, 'an activity\'s own code threw: it fails without retries, and its object loop backs off');
+        const failure = fenced ?? codeFailure ?? e;
         const reason = (failure as { type?: string }).type ?? (failure as Error).name ?? 'Error';
         metrics.activityErrorsTotal.inc({ activity: name, reason });
         throw failure;

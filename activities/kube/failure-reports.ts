@@ -9,7 +9,7 @@ export const RECONCILE_ERROR_REASON = 'ReconcileError';
 
 const involved = (o: RunObject) => ({ apiVersion: API_VERSION_OF_KIND.get(o.kind) ?? '', kind: o.kind, namespace: o.namespace, name: o.name, uid: o.uid });
 const keyOf = (o: RunObject) => (o.namespace ? `${o.namespace}/${o.name}` : o.name);
-const WHERE: Record<ThrowStage, string> = { route: 'routing a change of it', event: 'folding an event of it in', reconcile: 'reconciling it' };
+const WHERE: Record<ThrowStage, string> = { route: 'routing a change of it', event: 'folding an event of it in', reconcile: 'reconciling it', activity: 'in an activity for it' };
 
 /**
  * The Warning Event of a throw on an object. reportThrown writes it for a workflow's throw; the

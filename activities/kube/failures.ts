@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { ACTIVITY_CODE_THREW } from '../../workflows/runtime/api-rejections';
 import { ApiError } from './rest';
 
 /**
@@ -32,4 +33,18 @@ export async function apiCall<T>(fn: () => Promise<T>): Promise<T> {
 
 export function isStatus(err: unknown, ...codes: number[]): err is ApiError {
   return err instanceof ApiError && codes.includes(err.status);
+}
+
+/**
+ * An activity's own code throwing (a TypeError on a field an object lacks, a RangeError, a name
+ * that is not defined), as a final failure of type ACTIVITY_CODE_THREW: retrying the attempt runs
+ * the same code on the same input, so the object loop's backoff and its Warning Event take over at
+ * once. Anything else (the API's answers, a lost lease, a cancellation) leaves as it was.
+ */
+export function asCodeFailure(err: unknown): ApplicationFailure | undefined {
+  if (!(err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError)) return undefined;
+  const failure = ApplicationFailure.create({ message: `${err.name}: ${err.message}`, type: ACTIVITY_CODE_THREW, nonRetryable: true });
+  // where the code threw, for the Web UI's failure view (not where it was wrapped)
+  if (err.stack) failure.stack = err.stack;
+  return failure;
 }

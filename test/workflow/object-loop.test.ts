@@ -6,6 +6,7 @@ import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@tem
 import { SA_KIND, SA_LAST_ERROR, SA_NAME, SA_UID } from '../../workflows/search-attributes';
 import type { ThrownReport } from '../../workflows/runtime/api-rejections';
 import { LoopState, OBJECT_EVENT_SIGNAL, PAUSE_SIGNAL, RESUME_SIGNAL, STATE_QUERY, backoffMs } from '../../workflows/runtime/object-loop';
+import { asCodeFailure } from '../../activities/kube/failures';
 import { eventually, workflowEnvPerSuite } from '../support/workflow-env';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { PROBE_CONTROLLER, ProbeActivities, ProbeEvent, ProbeInput, ProbeObservation, objectLoopProbeWorkflow } from '../support/workflows/object-loop';
@@ -30,6 +31,7 @@ const activities: ProbeActivities = {
   async observeProbe(req) {
     calls.push({ ...req, applied: [...req.applied], at: Date.now() });
     const seen = world.get(req.name) ?? {};
+    if (seen.activityThrows) throw asCodeFailure(new TypeError(seen.activityThrows));
     if (seen.holdMs) await new Promise((r) => setTimeout(r, seen.holdMs));
     return seen;
   },
@@ -568,6 +570,9 @@ describe('runObjectLoop on the Temporal dev server', () => {
     // a failed call is not a throw of the code: it gets no such report
     world.set('poisoned', { uid: 'u-poisoned', fail: 'the API said no' });
     await eventually('a failed call', async () => (await state(poisoned)).lastError?.message === 'the API said no');
+    // an activity's own code throwing is reported, as the code's throw it is
+    world.set('poisoned', { uid: 'u-poisoned', activityThrows: 'y is not iterable' });
+    await eventually('an activity that threw', async () => (await state(poisoned)).lastError?.message === 'observeProbe: TypeError: y is not iterable');
     world.set('poisoned', { uid: 'u-poisoned' });
     await eventually('healed', async () => (await state(poisoned)).consecutiveFailures === 0);
     expect((await poisoned.describe()).typedSearchAttributes.get(SA_LAST_ERROR)).toBeUndefined();
@@ -575,6 +580,7 @@ describe('runObjectLoop on the Temporal dev server', () => {
     expect(thrownReports.map((r) => [r.object.kind, r.object.name, r.controller, r.stage, r.message])).toEqual([
       ['Probe', 'poisoned', PROBE_CONTROLLER, 'event', 'folding an event in threw: cannot read properties of undefined'],
       ['Probe', 'poisoned', PROBE_CONTROLLER, 'reconcile', 'x.map is not a function'],
+      ['Probe', 'poisoned', PROBE_CONTROLLER, 'activity', 'observeProbe: TypeError: y is not iterable'],
     ]);
     await finish(poisoned, 'poisoned');
     await finish(healthy, 'healthy');

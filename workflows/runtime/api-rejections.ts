@@ -1,4 +1,4 @@
-import { workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { SA_KIND, SA_NAME, SA_NAMESPACE, SA_UID } from '../search-attributes';
 
 /**
@@ -43,9 +43,22 @@ export interface ForbiddenReport {
 
 /**
  * Where a controller's own code threw: routing a watch event to its workflows (its routes, in the
- * informer), or, in its workflow, folding an event into its view or reconciling.
+ * informer); in its workflow, folding an event into its view or reconciling; or in one of its
+ * activities (the code around the API calls, not the API's answer).
  */
-export type ThrowStage = 'route' | 'event' | 'reconcile';
+export type ThrowStage = 'route' | 'event' | 'reconcile' | 'activity';
+
+/**
+ * The failure type an activity's own code throwing leaves with (workers/manager.ts sets it on a
+ * TypeError, RangeError or ReferenceError). It is final: the same code on the same object throws
+ * again, so the attempt's retries would only delay the object loop's backoff and its report.
+ */
+export const ACTIVITY_CODE_THREW = 'ActivityCodeThrew';
+
+/** An activity failure whose cause is the activity's own code throwing (see ACTIVITY_CODE_THREW). */
+export function activityCodeThrew(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === ACTIVITY_CODE_THREW;
+}
 
 /** The input of the reportThrown activity every controller's worker has (activities/kube/failure-reports.ts). */
 export interface ThrownReport {

@@ -17,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { SA_LAST_ERROR } from '../search-attributes';
-import { authorizerRefusalIn, runObject, type ForbiddenReport, type RunObject, type ThrowStage, type ThrownReport } from './api-rejections';
+import { activityCodeThrew, authorizerRefusalIn, runObject, type ForbiddenReport, type RunObject, type ThrowStage, type ThrownReport } from './api-rejections';
 import { taskQueueToMoveTo } from './task-queues';
 import { SHADOW_WORKFLOW_ID_PREFIX } from './workflow-ids';
 import { WakeTimers } from './wake-timers';
@@ -452,6 +452,10 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
           thrown = errorText(err);
           result = { failed: true };
           if (thrownByCode(err)) await reportThrown('reconcile', clip(thrown));
+          // an activity's own code threw (a final failure since workers/manager.ts made it one;
+          // before, the same throw was retried as a passing one and took no report, so histories
+          // recorded then never meet this)
+          else if (activityCodeThrew(err)) await reportThrown('activity', clip(thrown));
         }
         reconciles++;
       }

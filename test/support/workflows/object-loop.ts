@@ -24,6 +24,8 @@ export interface ProbeObservation {
   requeueMs?: number;
   /** the workflow's own code throws a TypeError with this text once the observation is in (a bug, not a failed call) */
   throws?: string;
+  /** the observing activity's own code throws a TypeError with this text, as the manager's workers pass it on (asCodeFailure) */
+  activityThrows?: string;
 }
 
 export interface ProbeActivities {
