@@ -163,15 +163,17 @@ export function attachDetachRoutes({ input, signaller, cache }: RouteContext): R
     for (const n of new Set(names)) send(n);
   };
 
+  // each volume and node on its own, so one the route throws on leaves the others theirs; a
+  // volume met twice (its PV, a node reporting it) is queued twice and sent once, merged
+  const eachVolume = volumes.eachObject((pv) => {
+    const v = attachableVolume(pv);
+    if (v) send(v.uniqueName);
+  });
+  const eachNode = nodes.eachObject((n) => sendAll(attachedNames(n)));
   const everything = () => {
     if (!ready()) return;
-    const names = new Set<string>();
-    for (const pv of volumes.list()) {
-      const v = attachableVolume(pv);
-      if (v) names.add(v.uniqueName);
-    }
-    for (const n of nodes.list()) for (const name of attachedNames(n)) names.add(name);
-    sendAll(names);
+    eachVolume();
+    eachNode();
   };
   const onListed = () => everything();
 

@@ -37,18 +37,23 @@ export function aggregationRoutes({ input, signaller, cache }: RouteContext): Ro
   // subscribed below, once checkAll can read it (a store already listed calls back at once)
   const roles = cache.watch(RESOURCES.clusterRoles, CLUSTER_ROLE_FIELDS);
 
+  /** every role as of the last check: what each aggregated role is checked against (any change of a role checks them all again) */
+  let all: ReturnType<typeof roleOf>[] = [];
+  // each aggregated role on its own: one the route throws on leaves the others checked
+  const eachRole = roles.eachObject((o) => {
+    const r = roleOf(o);
+    if (!r.selectors) return;
+    if (sameRules(aggregateRules(r.name, r.selectors, all), r.rules)) return;
+    const sources = sourcesOf(r.name, r.selectors, all).map(({ name, labels, rules }) => ({ name, labels, rules }));
+    const args: AggregationWorkflowInput = { name: r.name, tuning: input.tuning };
+    const event: AggregationEvent = { uid: r.uid, selectors: r.selectors, rules: r.rules, sources };
+    signaller.queue({ controller: 'clusterrole-aggregation', workflow: clusterRoleAggregationWorkflow, kind: 'ClusterRole', namespace: '', name: r.name,
+      uid: r.uid, args, workflowId: aggregationWorkflowId(r.name) }, event, (_a, b) => b);
+  });
   const checkAll = () => {
     if (!roles.synced) return;
-    const all = [...roles.list()].map(roleOf);
-    for (const r of all) {
-      if (!r.selectors) continue;
-      if (sameRules(aggregateRules(r.name, r.selectors, all), r.rules)) continue;
-      const sources = sourcesOf(r.name, r.selectors, all).map(({ name, labels, rules }) => ({ name, labels, rules }));
-      const args: AggregationWorkflowInput = { name: r.name, tuning: input.tuning };
-      const event: AggregationEvent = { uid: r.uid, selectors: r.selectors, rules: r.rules, sources };
-      signaller.queue({ controller: 'clusterrole-aggregation', workflow: clusterRoleAggregationWorkflow, kind: 'ClusterRole', namespace: '', name: r.name,
-        uid: r.uid, args, workflowId: aggregationWorkflowId(r.name) }, event, (_a, b) => b);
-    }
+    all = [...roles.list()].map(roleOf);
+    eachRole();
   };
 
   roles.subscribe({

@@ -65,8 +65,10 @@ export function daemonSetRoutes({ input, signaller, cache }: RouteContext): Rout
     pods: claimable(pods, ds).map(daemonPodView),
     revisions: claimable(revisions, ds).map(revisionView),
   });
+  // each DaemonSet on its own: one the route throws on leaves the others their full event
+  const eachFull = daemonSets.eachObject((o) => full(daemonSetView(o)));
   const fullAll = () => {
-    if (synced()) for (const o of daemonSets.list()) full(daemonSetView(o));
+    if (synced()) eachFull();
   };
   /** the DaemonSets an owned or orphaned object concerns: its controller, or every one whose selector matches */
   const concerned = (o: KubeObject): DaemonSetView[] => {

@@ -48,6 +48,8 @@ export function disruptionRoutes({ input, signaller, cache }: RouteContext): Rou
   const selected = (b: PdbView): PdbPodView[] =>
     pods.byIndex(BY_NAMESPACE, b.namespace).filter((p) => selectorMatches(b.selector, p.metadata?.labels)).map(pdbPodView);
   const full = (b: PdbView) => send(b, { pdb: b, pods: selected(b), allPods: true });
+  // each budget on its own: one the route throws on leaves the others their full view
+  const fullAll = pdbs.eachObject((o) => full(pdbView(o)));
   /** the budgets whose selector matches these labels, by name (upstream picks one of them arbitrarily) */
   const budgetsFor = (namespace: string, labels: Record<string, string> | undefined): PdbView[] =>
     pdbs.byIndex(BY_NAMESPACE, namespace).map(pdbView).filter((b) => selectorMatches(b.selector, labels)).sort((a, b) => (a.name < b.name ? -1 : 1));
@@ -92,7 +94,7 @@ export function disruptionRoutes({ input, signaller, cache }: RouteContext): Rou
       else send(b, { pdb: b });
     },
     onListed() {
-      if (pods.synced) for (const o of pdbs.list()) full(pdbView(o));
+      if (pods.synced) fullAll();
     },
   });
 
@@ -128,7 +130,7 @@ export function disruptionRoutes({ input, signaller, cache }: RouteContext): Rou
       for (const b of before ? budgetsFor(ns, before.metadata?.labels) : []) if (!kept.has(b.uid)) send(b, { podsGone: [name] }, true);
     },
     onListed() {
-      if (pdbs.synced) for (const o of pdbs.list()) full(pdbView(o));
+      if (pdbs.synced) fullAll();
     },
   });
 

@@ -79,6 +79,8 @@ export class Store {
   private readonly byName = new Map<string, string>();
   private readonly indexes = new Map<string, { def: StoreIndex; index: SetIndex<string, string> }>();
   private readonly subscriptions: Subscription[] = [];
+  /** the passes routes made (eachObject): listeners of a kind, told of nothing but their pass */
+  private readonly passes: Subscription[] = [];
   private listed = false;
   private closed = false;
   /** the newest resourceVersion taken in, from a list or an event; '' before the first list */
@@ -164,10 +166,29 @@ export class Store {
     for (const obj of this.objects.values()) this.deliver(sub, { type: 'added', obj, source: 'relist' });
   }
 
+  /**
+   * A pass over every object the store holds, for a route that looks at them all (at the end of a
+   * list, its own or another store's): `fn` meets each object on its own, as a listener meets an
+   * event, so an object it throws on is reported and offered to it again with backoff (as the
+   * store then holds it), and the objects after it are not left unseen. Made where the route is
+   * built, so the pass is that route's (the owner the store's options name then).
+   */
+  eachObject(fn: (obj: KubeObject) => void): () => void {
+    const sub: Subscription = {
+      listener: { onEvent: (ev) => { if (ev.type !== 'deleted') fn(ev.obj); } },
+      owner: this.options.owner?.() ?? '',
+      failing: new Map(),
+    };
+    this.passes.push(sub);
+    return () => {
+      for (const obj of [...this.objects.values()]) this.deliver(sub, { type: 'added', obj, source: 'relist' });
+    };
+  }
+
   /** Ends the retries of thrown events (the informer stops). */
   close(): void {
     this.closed = true;
-    for (const sub of this.subscriptions) {
+    for (const sub of [...this.subscriptions, ...this.passes]) {
       for (const f of sub.failing.values()) clearTimeout(f.timer);
       sub.failing.clear();
     }

@@ -112,6 +112,8 @@ export function nodeLifecycleRoutes({ input, signaller, cache, baseTaskQueue }: 
       send(n, now);
     },
   });
+  // each node on its own: one the route throws on leaves the others their report
+  const resendAll = nodes.eachObject((n) => resend(n.metadata?.name ?? ''));
 
   cache.watch(RESOURCES.leases, LIFECYCLE_LEASE_FIELDS, {
     onEvent(ev) {
@@ -127,9 +129,7 @@ export function nodeLifecycleRoutes({ input, signaller, cache, baseTaskQueue }: 
     if (n) send(n as NodeObject, Date.now());
   };
   pods = cache.watch(RESOURCES.pods, LIFECYCLE_POD_FIELDS, {
-    onListed() {
-      for (const n of nodes?.list() ?? []) resend(n.metadata?.name ?? '');
-    },
+    onListed: () => resendAll(),
     onEvent(ev) {
       // a pod bound, moved or gone: its node may have gained its first pod or lost its last (lists end in onListed)
       const was = ev.type === 'added' ? '' : nodeNameOf(ev.old);

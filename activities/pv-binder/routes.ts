@@ -92,10 +92,13 @@ export function pvBinderRoutes({ input, signaller, cache }: RouteContext): Route
 
   // upstream syncs nothing until both caches are filled: a volume judged before its claim is listed would look released
   const ready = () => claims.synced && volumes.synced;
+  // each object on its own: one the route throws on leaves the others theirs
+  const eachVolume = volumes.eachObject((o) => volumeChanged(volumeView(o)));
+  const eachClaim = claims.eachObject((o) => claimChanged(claimView(o)));
   const everything = () => {
     if (!ready()) return;
-    for (const o of volumes.list()) volumeChanged(volumeView(o));
-    for (const o of claims.list()) claimChanged(claimView(o));
+    eachVolume();
+    eachClaim();
   };
 
   claims.subscribe({

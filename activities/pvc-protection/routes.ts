@@ -43,9 +43,10 @@ export function pvcProtectionRoutes({ input, signaller, cache }: RouteContext): 
     }
     send(pvc);
   };
+  // each claim on its own: one the route throws on leaves the others judged
+  const eachClaim = pvcs.eachObject(judge);
   const judgeAll = () => {
-    if (!ready()) return;
-    for (const o of pvcs.list()) judge(o);
+    if (ready()) eachClaim();
   };
 
   pvcs.subscribe({

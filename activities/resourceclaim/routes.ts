@@ -98,10 +98,13 @@ export function resourceClaimRoutes({ input, signaller, cache }: RouteContext): 
     for (const p of pods.byIndex(PODS_BY_RESOURCE_CLAIM, `${m.namespace ?? ''}/${m.name ?? ''}`)) judgePod(p, false);
   };
 
+  // each object on its own: one the route throws on leaves the others judged
+  const eachClaim = claims.eachObject(judgeClaim);
+  const eachPod = pods.eachObject((p) => judgePod(p, false));
   const judgeAll = () => {
     if (!ready()) return;
-    for (const c of claims.list()) judgeClaim(c);
-    for (const p of pods.list()) judgePod(p, false);
+    eachClaim();
+    eachPod();
   };
 
   pods.subscribe({

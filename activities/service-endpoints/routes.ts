@@ -106,9 +106,8 @@ export function serviceEndpointsRoutes({ input, signaller, cache }: RouteContext
   };
   const full = (s: ServiceView, only?: RouteTarget) => send(s, { service: s, pods: podsOf(s), relist: true }, only);
   /** once both Services and pods are listed (and after every later list of either), each Service hears everything afresh */
-  const fullAll = () => {
-    for (const o of services.list()) full(serviceView(o));
-  };
+  // each Service on its own: one the route throws on leaves the others their full event
+  const fullAll = services.eachObject((o) => full(serviceView(o)));
 
   const routePod = (before: EndpointPod | undefined, after: EndpointPod | undefined) => {
     // until both lists are in, the lists' fullAll covers every pod

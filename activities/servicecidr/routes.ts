@@ -40,9 +40,10 @@ export function serviceCidrRoutes({ input, signaller, cache }: RouteContext): Ro
     }
   };
   const entries = (): CidrEntry[] => [...cidrs.list()].map((o) => ({ name: o.metadata?.name ?? '', cidrs: serviceCidrView(o).cidrs }));
+  // each ServiceCIDR on its own: one the route throws on leaves the others judged
+  const eachCidr = cidrs.eachObject(judge);
   const judgeAll = () => {
-    if (!ready()) return;
-    for (const o of cidrs.list()) judge(o);
+    if (ready()) eachCidr();
   };
 
   cidrs.subscribe({

@@ -43,13 +43,14 @@ export function taintEvictionRoutes({ input, signaller, cache }: RouteContext): 
    * restarted replica did, and started a running toleration over).
    */
   const relistAll = () => {
-    if (!pods.synced || !nodes.synced) return;
-    for (const n of nodes.list()) {
-      const taints = nodeNoExecuteTaints(n);
-      if (taints.length) sendNode(n, taints);
-    }
+    if (pods.synced && nodes.synced) eachTainted();
   };
   const nodes = cache.watch(RESOURCES.nodes, EVICTION_NODE_FIELDS);
+  // each node on its own: one the route throws on leaves the others their pods
+  const eachTainted = nodes.eachObject((n) => {
+    const taints = nodeNoExecuteTaints(n);
+    if (taints.length) sendNode(n, taints);
+  });
   nodes.subscribe({
     onListed: relistAll,
     onEvent(ev) {

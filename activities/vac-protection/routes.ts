@@ -43,8 +43,10 @@ export function vacProtectionRoutes({ input, signaller, cache }: RouteContext): 
       if (o) judge(o);
     }
   };
+  // each class on its own: one the route throws on leaves the others judged
+  const eachClass = vacs.eachObject(judge);
   const judgeAll = () => {
-    if (ready()) for (const o of vacs.list()) judge(o);
+    if (ready()) eachClass();
   };
 
   vacs.subscribe({

@@ -22,7 +22,7 @@ interface PdbStatus {
 }
 type Pdb = KubeObject & { metadata: { generation?: number }; status?: PdbStatus };
 
-/** The eviction loop of one pass: the oldest pod there, again and again, through the API. */
+/** The eviction loop of one pass: in rounds, the oldest pods there (twice what the budget spares), through the API. */
 interface Drainer { evicted: Set<string>; refused: number; finished: boolean; stop: AbortController; done: Promise<void> }
 const drainers = new Map<string, Drainer>();
 

@@ -51,6 +51,15 @@ describe('daemonset routes', () => {
     expect(e.pods!.map((p) => p.name).sort()).toEqual(['orphan', 'x']);
   });
 
+  test('a DaemonSet the route throws on at the end of a list leaves the ones after it their full event', () => {
+    const { sent, h } = harness();
+    // no API server would admit it: the selector's matchExpressions is not a list
+    const bad = ds('bad');
+    (bad.spec as { selector: Record<string, unknown> }).selector.matchExpressions = 5;
+    listAll(h, { ds: [bad, ds('agent')], nodes: [node('a', { role: 'agent' })], pods: [pod('orphan')] });
+    expect(sent.map((s) => [s.target.workflowId, s.event.full])).toEqual([['daemonset/ns/agent', true]]);
+  });
+
   test('a node\'s labels or taints changing send the verdicts that changed; a status heartbeat sends nothing', () => {
     const { sent, h } = harness();
     listAll(h, { ds: [ds('agent')], nodes: [node('a', { role: 'agent' })] });

@@ -151,6 +151,44 @@ describe('a listener that throws', () => {
     s.close();
   });
 
+  test("a route's pass over every object (eachObject) meets each on its own: a throw on one is reported under the route's owner and retried for it alone", () => {
+    jest.useFakeTimers();
+    let broken = true;
+    const thrown: ListenerThrow[] = [];
+    let owner = 'daemonset';
+    const s = new Store('/x', { onThrow: (t) => thrown.push(t), owner: () => owner });
+    const seen: string[] = [];
+    const pass = s.eachObject((o) => {
+      if (o.metadata?.name === 'bad' && broken) throw new TypeError('x is not iterable');
+      seen.push(`${o.metadata?.name}:${o.metadata?.resourceVersion}`);
+    });
+    owner = 'someone else'; // the pass is the route's that made it
+    s.replace([obj('a', '1'), obj('bad', '1'), obj('z', '1')], '1');
+    expect(seen).toEqual([]); // told of nothing but its pass
+    pass();
+    // before, the loop stopped at the bad object and `z` was never seen
+    expect(seen).toEqual(['a:1', 'z:1']);
+    expect(thrown.map((t) => [t.owner, t.obj?.metadata?.name, t.attempt, t.retryInMs, String(t.error)])).toEqual([['daemonset', 'bad', 1, 1000, 'TypeError: x is not iterable']]);
+    // retried alone, as the store then holds it
+    s.apply('MODIFIED', obj('bad', '2'));
+    broken = false;
+    jest.advanceTimersByTime(1000);
+    expect(seen).toEqual(['a:1', 'z:1', 'bad:2']);
+    jest.advanceTimersByTime(10 * 60_000);
+    expect(seen).toHaveLength(3);
+    // a bad object deleted before its retry is not met again; close ends the retries
+    broken = true;
+    pass();
+    s.apply('DELETED', obj('bad', '3'));
+    s.apply('ADDED', obj('bad', '4', { metadata: { namespace: 'a', name: 'bad', uid: 'other' } }));
+    pass();
+    s.close();
+    broken = false;
+    jest.advanceTimersByTime(10 * 60_000);
+    expect(seen).toEqual(['a:1', 'z:1', 'bad:2', 'a:1', 'z:1', 'a:1', 'z:1']);
+    expect(thrown).toHaveLength(3);
+  });
+
   test('is offered the object again with backoff, as the store then holds it, until it takes it', () => {
     jest.useFakeTimers();
     let broken = true;
