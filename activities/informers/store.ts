@@ -152,7 +152,7 @@ export class Store {
     const sub: Subscription = { listener: l, owner, failing: new Map() };
     this.subscriptions.push(sub);
     if (!this.listed) return;
-    for (const obj of this.objects.values()) this.deliver(sub, { type: 'added', obj, source: 'list' });
+    this.offerEach(sub, 'list');
     this.listedTo(sub, true);
   }
 
@@ -163,7 +163,12 @@ export class Store {
   offerAll(l: StoreListener): void {
     const sub = this.subscriptions.find((s) => s.listener === l);
     if (!sub) throw new Error(`offerAll: the listener is not subscribed to ${this.path}`);
-    for (const obj of this.objects.values()) this.deliver(sub, { type: 'added', obj, source: 'relist' });
+    this.offerEach(sub, 'relist');
+  }
+
+  /** Every object to one listener, as `added` from `source`, each on its own (deliver). */
+  private offerEach(sub: Subscription, source: EventSource): void {
+    for (const obj of [...this.objects.values()]) this.deliver(sub, { type: 'added', obj, source });
   }
 
   /**
@@ -180,9 +185,7 @@ export class Store {
       failing: new Map(),
     };
     this.passes.push(sub);
-    return () => {
-      for (const obj of [...this.objects.values()]) this.deliver(sub, { type: 'added', obj, source: 'relist' });
-    };
+    return () => this.offerEach(sub, 'relist');
   }
 
   /** Ends the retries of thrown events (the informer stops). */
