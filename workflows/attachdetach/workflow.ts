@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { AttachDetachActivities } from '../../activities/attachdetach/activities';
 import { API_BATCHES } from '../runtime/activity-options';
-import { DEFAULT_TUNING, type LoopTuning, type ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { type CarriedSignals, DEFAULT_TUNING, type LoopTuning, type ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { failOperation, initialActualState, parseCsiUniqueName, planAttachDetach, type AttachDetachStep } from './logic';
 import {
   CONTROLLER,
@@ -12,7 +12,7 @@ import {
   type NodeAttachment,
 } from './types';
 
-export interface AttachDetachWorkflowInput {
+export interface AttachDetachWorkflowInput extends CarriedSignals<AttachDetachEvent> {
   uniqueName: string;
   settings: AttachDetachSettings;
   tuning?: Partial<LoopTuning>;
@@ -103,6 +103,8 @@ export async function attachDetachWorkflow(input: AttachDetachWorkflowInput): Pr
     reconcile,
     // an episode: an event arriving as the run ends is folded in, not lost
     drainBeforeFinish: true,
+    // the desired nodes and the verify asks come only as signals: those pending at the history ceiling go to the next run
+    carries: input,
     describe: () => ({
       volume: latest.volume?.pvName,
       desiredNodes: latest.desired.map((d) => d.node),

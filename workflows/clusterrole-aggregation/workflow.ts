@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { AggregationActivities } from '../../activities/clusterrole-aggregation/activities';
 import type { LabelSelector } from '../common/meta';
-import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { type CarriedSignals, DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { ClusterRoleView, PolicyRule, aggregateRules, sameRules } from './logic';
 import { API_WRITES } from '../runtime/activity-options';
 
@@ -14,7 +14,7 @@ export interface AggregationEvent {
   sources: ClusterRoleView[];
 }
 
-export interface AggregationWorkflowInput {
+export interface AggregationWorkflowInput extends CarriedSignals<AggregationEvent> {
   name: string;
   tuning?: Partial<LoopTuning>;
 }
@@ -49,6 +49,8 @@ export async function clusterRoleAggregationWorkflow(input: AggregationWorkflowI
       seen = e;
     },
     reconcile,
+    // the role and its sources come only as signals: those pending at the history ceiling go to the next run
+    carries: input,
     continueAsNewArgs: () => [input],
   });
 }

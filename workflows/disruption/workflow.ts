@@ -2,7 +2,7 @@ import { log, proxyActivities } from '@temporalio/workflow';
 import type { DisruptionActivities, BudgetEvent } from '../../activities/disruption/activities';
 import { API_WRITES } from '../runtime/activity-options';
 import { objectIdentity } from '../runtime/identity';
-import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { type CarriedSignals, DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import {
   CONTROLLER,
   STALE_POD_DISRUPTION_TIMEOUT_MS,
@@ -19,7 +19,7 @@ import {
 } from './logic';
 import type { PdbEvent, PdbPodView, PdbView, StaleConditionPod } from './types';
 
-export interface DisruptionWorkflowInput {
+export interface DisruptionWorkflowInput extends CarriedSignals<PdbEvent> {
   namespace: string;
   name: string;
   /** the budget this run keeps; a budget recreated under the name gets a run of its own */
@@ -66,7 +66,8 @@ const io = proxyActivities<DisruptionActivities>(API_WRITES);
  */
 export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promise<void> {
   const tuning: LoopTuning = { ...DEFAULT_TUNING, ...input.tuning };
-  const id = objectIdentity<typeof disruptionWorkflow>(input.uid, (uid) => [{ ...input, uid }]);
+  // the budget's successor under the name starts clean: the signals this run was carried are the old one's
+  const id = objectIdentity<typeof disruptionWorkflow>(input.uid, (uid) => [{ namespace: input.namespace, name: input.name, uid, tuning: input.tuning }]);
   let pdb: PdbView | undefined;
   const pods = new Map<string, PdbPodView>();
   /** the pod set is whole: a list came, or was read */
@@ -177,6 +178,9 @@ export async function disruptionWorkflow(input: DisruptionWorkflowInput): Promis
     tuning,
     apply,
     reconcile,
+    // a new run reads the budget and its pods again, but the shared-pod warnings come only as
+    // signals: those pending at the history ceiling go to the next run
+    carries: input,
     describe: () => ({
       pods: pods.size,
       healthy: pdb?.status.currentHealthy,

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { GcActivities } from '../../activities/gc/activities';
-import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { type CarriedSignals, DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { batchReason, decideForegroundOwner, decideOrphanOwner, isDeletingDependents, isOrphaningDependents, planDependent } from './logic';
 import type { GcAction, ObjectRef } from './types';
 import { API_BATCHES } from '../runtime/activity-options';
@@ -13,7 +13,7 @@ export interface GcEvent {
   ownersElsewhere?: ObjectRef[];
 }
 
-export interface GcWorkflowInput {
+export interface GcWorkflowInput extends CarriedSignals<GcEvent> {
   ref: ObjectRef;
   tuning?: Partial<LoopTuning>;
   /** the graph's last word, carried across continue-as-new: the only source of the dependents the observation reads */
@@ -102,6 +102,8 @@ export async function garbageCollectorWorkflow(input: GcWorkflowInput): Promise<
     // by its foregroundDeletion finalizer, the signal saying so taken into a completed run).
     // Runs before this finished with it; the patch is asked only when signals are pending.
     drainBeforeFinish: () => isPatched('gc-drains-before-finish'),
+    // the graph's word comes only as signals: those pending at the history ceiling go to the next run
+    carries: input,
     // gcObserve reads only the dependents it is told of, and the graph signals only when they change: a
     // run started without them would find a waiting foreground owner unblocked and remove its
     // finalizer while a dependent still blocks it (a settled run continues as new after 15 minutes)

@@ -2,7 +2,7 @@ import { log, proxyActivities } from '@temporalio/workflow';
 import type { MarkNodeUnknownResult, NodeLifecycleActivities } from '../../activities/node-lifecycle/activities';
 import { API_BATCHES, API_WRITES } from '../runtime/activity-options';
 import { pool } from '../runtime/pool';
-import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { type CarriedSignals, DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import {
   type BucketLook,
   CONTROLLER,
@@ -21,7 +21,7 @@ import {
 import type { NodeLifecycleEvent, NodeLifecycleSettings, NodeLifecycleState, NodeReport, PodOnNode, ZoneQueue } from './types';
 import { isPatched } from '../runtime/patches';
 
-export interface NodeLifecycleWorkflowInput {
+export interface NodeLifecycleWorkflowInput extends CarriedSignals<NodeLifecycleEvent> {
   settings: NodeLifecycleSettings;
   tuning?: Partial<LoopTuning>;
   /** carried across continue-as-new */
@@ -367,6 +367,9 @@ export async function nodeLifecycleWorkflow(input: NodeLifecycleWorkflowInput): 
       for (const p of e.pods ?? []) pods.set(`${p.namespace}/${p.name}`, p);
     },
     reconcile,
+    // every node's heartbeats come as signals, so under a busy cluster a turn with none pending may
+    // never come: those pending at the history ceiling go to the next run
+    carries: input,
     describe: () => ({
       nodes: nodes.size,
       silent: [...nodes].filter(([, r]) => r.stale).map(([n]) => n).sort(),

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { RootCaActivities } from '../../activities/root-ca-cert-publisher/activities';
-import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { type CarriedSignals, DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import { RootCaConfigMapView, rootCaWriteNeeded } from './logic';
 import { API_WRITES } from '../runtime/activity-options';
 
@@ -9,7 +9,7 @@ export interface RootCaEvent {
   configMap?: RootCaConfigMapView;
 }
 
-export interface RootCaWorkflowInput {
+export interface RootCaWorkflowInput extends CarriedSignals<RootCaEvent> {
   namespace: string;
   /** digest of the bundle to publish (a public certificate's hash, safe in history) */
   caSha256: string;
@@ -42,6 +42,8 @@ export async function rootCaWorkflow(input: RootCaWorkflowInput): Promise<void> 
       seen = e;
     },
     reconcile,
+    // the ConfigMap comes only as signals: those pending at the history ceiling go to the next run
+    carries: input,
     continueAsNewArgs: () => [input],
   });
 }

@@ -149,18 +149,16 @@ export interface ObjectLoop<Signal> {
   /** the arguments of the next run when history grows long */
   continueAsNewArgs(): unknown[];
   /**
-   * Signals can cross a continue-as-new: the next run's input (continueAsNewArgs()'s first
-   * argument, an object) takes those not yet folded in as `carriedSignals`, and the workflow hands
-   * its input's back as `carried`, folded before the new run's first reconcile. Such a loop
+   * This run's input, for a loop whose signals cross a continue-as-new: the next run's input
+   * (continueAsNewArgs()'s first argument, an object) takes those not yet folded in as
+   * `carriedSignals`, and this run folds its own input's before its first reconcile. Such a loop
    * continues as new at its history ceiling (historyCeiling) even with signals pending. One that
    * does not waits for a turn with none, which under steady churn may never come before Temporal
    * terminates the run at 51,200 events or 50 MiB; a loop whose next run re-reads the world needs
    * none (rereadsOnNewRun). The workflow's hand-over to a new object under the name (identity.ts)
    * must not pass its input's carried signals on: they are the old object's.
    */
-  carriesSignals?: boolean;
-  /** the signals the previous run carried over (its input's `carriedSignals`; see carriesSignals) */
-  carried?: Signal[];
+  carries?: CarriedSignals<Signal>;
   /** what the `state` query reports of the object (desired vs observed, pending work) */
   describe?(): ObjectView;
   /**
@@ -205,7 +203,7 @@ export interface ObjectLoop<Signal> {
   reread?(): void;
 }
 
-/** The next-run input field that carries a run's unfolded signals (see ObjectLoop.carriesSignals). */
+/** The next-run input field that carries a run's unfolded signals (see ObjectLoop.carries). */
 export interface CarriedSignals<Signal> {
   carriedSignals?: Signal[];
 }
@@ -316,14 +314,14 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
    */
   const nextRunArgs = (carry: Signal[] = []): unknown[] => {
     const args = loop.continueAsNewArgs();
-    if (!loop.carriesSignals) return args;
+    if (!loop.carries) return args;
     const { carriedSignals: _passed, ...first } = args[0] as CarriedSignals<Signal>;
     return [carry.length ? { ...first, carriedSignals: carry } : first, ...args.slice(1)];
   };
   /** ends this run for a new one carrying what the loop says must survive */
   const continueRun = () => continueAsNew<(...args: unknown[]) => Promise<void>>(...nextRunArgs());
   // before any signal this run got: setHandler above already delivered those the server buffered
-  pending.unshift(...(loop.carried ?? []));
+  pending.unshift(...(loop.carries?.carriedSignals ?? []));
   /** when the last reconcile ended, if it left the object converged (its wait is the resync's) */
   let convergedAt: number | undefined;
   /** the settle timer's fire time while it runs (LoopTuning.settleMs) */
@@ -524,7 +522,7 @@ export async function runObjectLoop<Signal>(loop: ObjectLoop<Signal>): Promise<v
     // At the ceiling, a loop that carries signals takes the pending ones into the next run rather
     // than wait for a turn with none. Runs before never did; the patch is asked only there.
     const ceiling = historyCeiling(loop.tuning);
-    if (loop.carriesSignals && pending.length > 0 && !pauseChanged && (info.historyLength >= ceiling.events || info.historySize >= ceiling.bytes)
+    if (loop.carries && pending.length > 0 && !pauseChanged && (info.historyLength >= ceiling.events || info.historySize >= ceiling.bytes)
       && JSON.stringify(pending).length <= CARRIED_SIGNALS_MAX_BYTES && isPatched('history-ceiling-carries')) {
       await continueAsNew<(...args: unknown[]) => Promise<void>>(...nextRunArgs(pending.splice(0, pending.length)));
     }

@@ -1,7 +1,7 @@
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { TaintEvictionActivities } from '../../activities/taint-eviction/activities';
 import { API_BATCHES } from '../runtime/activity-options';
-import { DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
+import { type CarriedSignals, DEFAULT_TUNING, LoopTuning, ReconcileResult, runObjectLoop } from '../runtime/object-loop';
 import {
   CONTROLLER,
   EvictionPodView,
@@ -29,7 +29,7 @@ export interface TaintEvictionEvent {
   at?: number;
 }
 
-export interface TaintEvictionWorkflowInput {
+export interface TaintEvictionWorkflowInput extends CarriedSignals<TaintEvictionEvent> {
   node: string;
   tuning?: Partial<LoopTuning>;
   /** carried across continue-as-new */
@@ -198,6 +198,8 @@ export async function taintEvictionWorkflow(input: TaintEvictionWorkflowInput): 
     tuning,
     apply,
     reconcile,
+    // pod and node news live only in signals: those pending at the history ceiling go to the next run
+    carries: input,
     onWake: (dueAt) => {
       if (dueAt > clockFloor) clockFloor = dueAt;
     },

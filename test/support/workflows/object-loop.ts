@@ -57,7 +57,7 @@ export interface ProbeInput {
   episode?: boolean;
   /** the loop's rereadsOnNewRun (the probe observes at every reconcile, and carries what it applied) */
   rereads?: boolean;
-  /** the loop's carriesSignals */
+  /** the loop carries signals (ObjectLoop.carries) */
   carries?: boolean;
   /** signals a run carried into this one (the loop's carried) */
   carriedSignals?: ProbeEvent[];
@@ -88,8 +88,7 @@ export async function objectLoopProbeWorkflow(input: ProbeInput): Promise<void> 
     // as a patched() check, as a controller that adopts draining takes it up: asked only when signals are pending
     drainBeforeFinish: input.episode ? () => patched('probe-drains-before-finish') : false,
     rereadsOnNewRun: input.rereads,
-    carriesSignals: input.carries,
-    carried: input.carriedSignals,
+    ...(input.carries ? { carries: input } : {}),
     apply(e) {
       applied.push(e.note);
       if (e.throws) throw new TypeError(e.throws);
