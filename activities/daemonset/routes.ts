@@ -31,6 +31,13 @@ const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringif
  * verdicts (NodeShouldRunDaemonPod) are computed here, where the nodes are, so a workflow holds a
  * verdict per node rather than the nodes.
  */
+/**
+ * An event too large for a payload, cut down at its send to a look again: a DaemonSet on thousands
+ * of nodes, whose full event (a verdict and a pod per node) outgrows SIGNAL_BUDGET_BYTES. The
+ * workflow then reads the DaemonSet, the verdicts, its pods and revisions from the API.
+ */
+export const shrinkDaemonSetEvent = (_event: unknown): DaemonSetEvent => ({ lookAgain: true });
+
 export function daemonSetRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   if (!input.controllers.includes(CONTROLLER)) return undefined;
 
@@ -50,6 +57,7 @@ export function daemonSetRoutes({ input, signaller, cache }: RouteContext): Rout
     signaller.queue({
       controller: CONTROLLER, workflow: daemonSetWorkflow, kind: 'DaemonSet', namespace: ds.namespace, name: ds.name, uid: ds.uid,
       args: { namespace: ds.namespace, name: ds.name, uid: ds.uid, tuning: input.tuning }, workflowId: daemonSetWorkflowId(ds.namespace, ds.name),
+      shrink: shrinkDaemonSetEvent,
     }, event, mergeDaemonSetEvents, urgent);
   };
   const verdict = (ds: DaemonSetView, node: KubeObject): NodeVerdict => nodeShouldRunDaemonPod(daemonNodeView(node), daemonPodSpec(ds));

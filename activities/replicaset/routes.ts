@@ -97,6 +97,17 @@ function sameForOwners(a: PodSummary, b: PodSummary): boolean {
  * an owner to itself; a pod to its controller, or, orphaned, to every owner whose selector matches
  * it; an update to the owners of both its old and new state.
  */
+/**
+ * An event too large for a payload, cut down at its send to a relist: an owner of many thousand
+ * pods, whose snapshot (or a burst of their changes) outgrows SIGNAL_BUDGET_BYTES. The workflow
+ * then reads the owner and its pods from the API, as after a relist; what it is told of deletions
+ * stays, and is only UIDs.
+ */
+export const shrinkReplicaOwnerEvent = (event: unknown): ReplicaOwnerEvent => {
+  const { owner: _owner, pods: _pods, snapshot: _snapshot, ...rest } = event as ReplicaOwnerEvent;
+  return { ...rest, relist: true };
+};
+
 export function replicaRoutes({ input, signaller, cache }: RouteContext): RouteFamily | undefined {
   const enabled = OWNER_RESOURCES.filter((r) => input.controllers.includes(r.controller));
   if (!enabled.length) return undefined;
@@ -113,7 +124,7 @@ export function replicaRoutes({ input, signaller, cache }: RouteContext): RouteF
       controller: res.controller, kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid,
       tuning: input.tuning, burstReplicas: input.burstReplicas, ...(gatesOff.length ? { gatesOff } : {}),
     };
-    signaller.queue({ controller: res.controller, workflow: replicaOwnerWorkflow, kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid, args },
+    signaller.queue({ controller: res.controller, workflow: replicaOwnerWorkflow, kind: res.kind, namespace: who.namespace, name: who.name, uid: who.uid, args, shrink: shrinkReplicaOwnerEvent },
       event, mergeReplicaOwnerEvents, urgent, force);
   };
 

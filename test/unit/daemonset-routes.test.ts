@@ -1,8 +1,9 @@
-import { daemonSetRoutes } from '../../activities/daemonset/routes';
+import { daemonSetRoutes, shrinkDaemonSetEvent } from '../../activities/daemonset/routes';
+import { SIGNAL_BUDGET_BYTES } from '../../activities/informers/signaller';
 import type { KubeObject } from '../../activities/kube/projections';
 import { RESOURCES } from '../../activities/kube/resources';
 import type { DaemonSetEvent } from '../../workflows/daemonset/types';
-import { daemonSetWorkflow } from '../../workflows/daemonset/workflow';
+import { daemonSetWorkflow, mergeDaemonSetEvents } from '../../workflows/daemonset/workflow';
 import { routeHarness } from '../support/routes';
 
 const harness = () => routeHarness<DaemonSetEvent>(daemonSetRoutes, { controllers: ['daemonset'], tuning: { resyncMs: 7 } });
@@ -95,5 +96,27 @@ describe('daemonset routes', () => {
     expect(sent[1].event.full).toBe(true);
     h(RESOURCES.daemonSets).event('DELETED', ds('agent', { rv: '4' }));
     expect(sent[2].event).toEqual({ dsGone: true });
+  });
+});
+
+describe('daemonset routes: an event too large for a payload', () => {
+  test('a DaemonSet on thousands of nodes has a full event past the signal budget, which goes out as a look again', () => {
+    const { sent, h } = harness();
+    const nodes = Array.from({ length: 6000 }, (_, i) => node(`node-${String(i).padStart(5, '0')}`, { role: 'agent' }));
+    const pods = nodes.map((n, i) => pod(`agent-${i}`, { owner: 'agent', node: n.metadata!.name }));
+    listAll(h, { ds: [ds('agent', { selector: { app: 'agent' } })], nodes, pods });
+    const { target, event } = sent.find((x) => x.event.full)!;
+    expect(Object.keys(event.verdicts ?? {})).toHaveLength(6000);
+    expect(Buffer.byteLength(JSON.stringify(event))).toBeGreaterThan(SIGNAL_BUDGET_BYTES);
+    expect(target.shrink).toBe(shrinkDaemonSetEvent);
+    expect(target.shrink!(event)).toEqual({ lookAgain: true });
+  });
+
+  test('a look again is kept through merges until a full event supersedes it', () => {
+    const delta: DaemonSetEvent = { verdicts: { a: { shouldRun: true, shouldContinueRunning: true } } };
+    expect(mergeDaemonSetEvents(delta, { lookAgain: true })).toEqual({ lookAgain: true });
+    expect(mergeDaemonSetEvents({ lookAgain: true }, delta)).toMatchObject({ lookAgain: true, verdicts: delta.verdicts });
+    expect(mergeDaemonSetEvents({ lookAgain: true }, { full: true, verdicts: {}, pods: [], revisions: [] }).lookAgain).toBeUndefined();
+    expect(mergeDaemonSetEvents({ lookAgain: true }, { dsGone: true })).toEqual({ dsGone: true });
   });
 });

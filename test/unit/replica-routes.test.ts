@@ -1,4 +1,5 @@
-import { SNAPSHOT_MAX_PODS, replicaRoutes } from '../../activities/replicaset/routes';
+import { SNAPSHOT_MAX_PODS, replicaRoutes, shrinkReplicaOwnerEvent } from '../../activities/replicaset/routes';
+import { SIGNAL_BUDGET_BYTES } from '../../activities/informers/signaller';
 import type { KubeObject } from '../../activities/kube/projections';
 import { RESOURCES } from '../../activities/kube/resources';
 import { mergeReplicaOwnerEvents } from '../../activities/replicaset/merge';
@@ -110,5 +111,22 @@ describe('merging a snapshot with pod deltas', () => {
     expect(mergeReplicaOwnerEvents(earlier, { snapshot: snap('5', 'a') })).toEqual({ snapshot: snap('5', 'a') });
     const m = mergeReplicaOwnerEvents({ snapshot: snap('5', 'a'), relist: true }, { pods: [{ uid: 'b' } as never], podsDeleted: ['a'] });
     expect(m).toEqual({ snapshot: snap('5', 'a'), pods: [{ uid: 'b' }], podsDeleted: ['a'], relist: true });
+  });
+});
+
+describe('replica routes: an event too large for a payload', () => {
+  test('an owner whose snapshot outgrows the signal budget is sent, at its send, a relist without its state; deletions stay', () => {
+    const { sent, h } = harness();
+    // fewer pods than SNAPSHOT_MAX_PODS, each with about 4 KiB of labels: a snapshot past the budget
+    const labels = (i: number) => ({ app: 'web', ...Object.fromEntries(Array.from({ length: 48 }, (_, k) => [`l${k}.example.com/k${i}`, `${'v'.repeat(60)}${k}`])) });
+    h(PODS).relisted(Array.from({ length: 400 }, (_, i) => pod(`w${i}`, labels(i), { owner: 'web' })), '7');
+    h(RS).relisted([rs('web', 'web')], '8');
+    const { target, event } = sent[0];
+    expect(event.snapshot?.pods).toHaveLength(400);
+    expect(Buffer.byteLength(JSON.stringify(event))).toBeGreaterThan(SIGNAL_BUDGET_BYTES);
+    expect(target.shrink).toBe(shrinkReplicaOwnerEvent);
+    const cut = target.shrink!({ ...event, podsDeleted: ['p-gone'], pods: event.snapshot!.pods });
+    expect(cut).toEqual({ podsDeleted: ['p-gone'], relist: true });
+    expect(Buffer.byteLength(JSON.stringify(cut))).toBeLessThan(SIGNAL_BUDGET_BYTES);
   });
 });

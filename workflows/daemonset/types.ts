@@ -84,4 +84,9 @@ export interface DaemonSetEvent {
   revisions?: DaemonRevisionView[];
   /** names */
   revisionsGone?: string[];
+  /**
+   * The event was too large for a payload and went out without its state (shrinkDaemonSetEvent):
+   * the workflow reads the DaemonSet, the nodes' verdicts, its pods and revisions from the API.
+   */
+  lookAgain?: boolean;
 }

@@ -37,6 +37,8 @@ export function daemonSetWorkflowId(namespace: string, name: string): string {
 export function mergeDaemonSetEvents(earlier: DaemonSetEvent, later: DaemonSetEvent): DaemonSetEvent {
   if (later.dsGone) return { dsGone: true };
   if (later.full || earlier.dsGone) return later;
+  // the workflow reads everything again: what came before is in that read
+  if (later.lookAgain) return { lookAgain: true };
   const verdicts = { ...(earlier.verdicts ?? {}) };
   const nodesGone = new Set(earlier.nodesGone ?? []);
   for (const [n, v] of Object.entries(later.verdicts ?? {})) {
@@ -69,6 +71,7 @@ export function mergeDaemonSetEvents(earlier: DaemonSetEvent, later: DaemonSetEv
   }
   const ds = later.ds ?? earlier.ds;
   return {
+    ...(earlier.lookAgain ? { lookAgain: true } : {}),
     ...(ds ? { ds } : {}),
     ...(earlier.full ? { full: true } : {}),
     ...(Object.keys(verdicts).length || earlier.full ? { verdicts } : {}),
@@ -116,6 +119,8 @@ export async function daemonSetWorkflow(input: DaemonSetWorkflowInput): Promise<
       return;
     }
     if (e.ds) ds = e.ds;
+    // too large to have come with its state: the next reconcile reads it (histories before never carry it)
+    if (e.lookAgain) known = false;
     if (e.full) {
       verdicts.clear();
       pods.clear();
