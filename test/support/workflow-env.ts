@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, InjectedSinks, Runtime, Worker } from '@temporalio/worker';
@@ -88,4 +89,18 @@ export function settledAfter(h: WorkflowHandle, reconciles: number): Promise<Loo
     const s = await h.query<LoopState>(STATE_QUERY);
     return s.reconciles >= reconciles && s.pendingSignals === 0 ? s : undefined;
   });
+}
+
+/**
+ * Activities of these names that record each call (`describe(type, request)`, by workflow ID) and
+ * never answer: a test reads what a run asks first. A terminated run's activities hear no
+ * cancellation, so the worker that runs them needs a short shutdownGraceTime, whose cancel ends them.
+ */
+export function recordingStubs(types: readonly string[], calls: Map<string, string[]>, describe: (type: string, request: unknown) => string = (t) => t): Record<string, (req: unknown) => Promise<never>> {
+  return Object.fromEntries(types.map((type) => [type, async (req: unknown): Promise<never> => {
+    const id = Context.current().info.workflowExecution?.workflowId ?? '';
+    calls.set(id, [...(calls.get(id) ?? []), describe(type, req)]);
+    await Context.current().cancelled;
+    throw new Error('cancelled');
+  }]));
 }

@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Context } from '@temporalio/activity';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
@@ -11,7 +10,7 @@ import { type LoopState, OBJECT_EVENT_SIGNAL, STATE_QUERY } from '../../workflow
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { DATA_CONVERTER, ZLIB_ENCODING, unpackZlibPayload } from '../../workers/payload-codec';
 import { projectWorkflowBundle } from '../support/shared-workflow-bundle';
-import { SILENT_SINKS, eventually, workflowEnvPerSuite } from '../support/workflow-env';
+import { SILENT_SINKS, eventually, recordingStubs, workflowEnvPerSuite } from '../support/workflow-env';
 
 /*
  * The loops whose state comes only from signals carry the signals pending at their history
@@ -76,17 +75,11 @@ function recorded(file: string): Recorded {
 
 const cases = CASES.map(([file, controller]) => ({ file, controller, ...recorded(file) }));
 
-/** Activity calls by workflow ID, as the stubs saw them; a stub answers only when cancelled. */
+/** Activity calls by workflow ID (see recordingStubs) */
 const calls = new Map<string, string[]>();
 /** JSON with the clock's figures (times, durations in reasons) left out: the runs start moments apart */
 const timeless = (v: unknown) => JSON.stringify(v ?? null).replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T').replace(/\d{4,}/g, 'N');
-const stub = (type: string) => async (req: unknown): Promise<never> => {
-  const id = Context.current().info.workflowExecution?.workflowId ?? '';
-  calls.set(id, [...(calls.get(id) ?? []), `${type} ${timeless(req)}`]);
-  await Context.current().cancelled;
-  throw new Error('cancelled');
-};
-const activities = Object.fromEntries(cases.flatMap((c) => c.activityTypes).map((t) => [t, stub(t)]));
+const activities = recordingStubs(cases.flatMap((c) => c.activityTypes), calls, (type, req) => `${type} ${timeless(req)}`);
 
 // the suite's own worker polls another queue: these runs are started, and their signals sent,
 // before a worker polls theirs, so each run's first task holds every signal it is sent
@@ -110,8 +103,7 @@ test.each(cases.map((c) => [c.file, c] as const))('%s: a run given its signals a
   const worker = await Worker.create({
     connection: env().nativeConnection, namespace: env().namespace ?? 'default', taskQueue,
     workflowBundle: await projectWorkflowBundle(), activities, sinks: SILENT_SINKS, dataConverter: DATA_CONVERTER,
-    // the stubs answer only when cancelled, which a terminated run's do not hear: the shutdown cancels them
-    shutdownGraceTime: '100ms',
+    shutdownGraceTime: '100ms', // see recordingStubs
   });
   /** what a user of the run sees of it: the activities it asked, and its `state` view */
   const seen = async (h: WorkflowHandle) => ({

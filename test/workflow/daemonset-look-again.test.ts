@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { Context } from '@temporalio/activity';
 import { Worker } from '@temporalio/worker';
 import { createDaemonSetActivities } from '../../activities/daemonset/activities';
 import { daemonSetView } from '../../activities/daemonset/projections';
@@ -11,7 +10,7 @@ import type { DaemonSetEvent } from '../../workflows/daemonset/types';
 import { OBJECT_EVENT_SIGNAL } from '../../workflows/runtime/object-loop';
 import { controllerTaskQueue } from '../../workflows/runtime/task-queues';
 import { projectWorkflowBundle } from '../support/shared-workflow-bundle';
-import { SILENT_SINKS, eventually, workflowEnvPerSuite } from '../support/workflow-env';
+import { SILENT_SINKS, eventually, recordingStubs, workflowEnvPerSuite } from '../support/workflow-env';
 
 /*
  * A DaemonSet event too large for a payload goes out as a look again (shrinkDaemonSetEvent), and
@@ -27,15 +26,10 @@ const ds = daemonSetView({
 } as KubeObject);
 const full: DaemonSetEvent = { ds, full: true, verdicts: {}, pods: [], revisions: [] };
 
-/** Activity calls by workflow ID; a stub answers only when cancelled (the worker's shutdown). */
+/** Activity calls by workflow ID (see recordingStubs) */
 const calls = new Map<string, string[]>();
 const names = Object.keys(createDaemonSetActivities({ rest: {}, reader: {}, logger: pino({ level: 'silent' }), recordEvent: {}, local: {} } as never));
-const activities = Object.fromEntries([...names, 'reportThrown'].map((type) => [type, async (): Promise<never> => {
-  const id = Context.current().info.workflowExecution?.workflowId ?? '';
-  calls.set(id, [...(calls.get(id) ?? []), type]);
-  await Context.current().cancelled;
-  throw new Error('cancelled');
-}]));
+const activities = recordingStubs([...names, 'reportThrown'], calls);
 
 const env = workflowEnvPerSuite({ taskQueue: `idle-${randomUUID()}`, workflowsPath: require.resolve('../../workflows'), activities: {} });
 
