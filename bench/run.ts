@@ -8,6 +8,7 @@ import { repoRoot } from '../starter/local/paths';
 import { runCurve } from './curve/run';
 import { runCacheCap } from './cache-cap/run';
 import { runHistoryCut } from './history-cut/run';
+import { runMemory } from './memory/run';
 import { USAGE, UsageError, parseArgs, BenchArgs } from './lib/args';
 import { SETTINGS, killAllStarted } from './lib/managers';
 import { readProfiles, renderProfiles } from './lib/profile';
@@ -69,10 +70,11 @@ async function main(): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
-  if (args.curve || args.cacheCap || args.historyCut) {
+  if (args.curve || args.cacheCap || args.historyCut || args.memory) {
     try {
-      const code = args.curve ? await runCurve(args, stack, log) : args.cacheCap ? await runCacheCap(args, stack, log) : await runHistoryCut(args, stack, log);
-      log(`${args.curve ? 'curve' : args.cacheCap ? 'cache cap' : 'history cut'} took ${Math.round((Date.now() - t0) / 1000)} s`);
+      const code = args.curve ? await runCurve(args, stack, log) : args.cacheCap ? await runCacheCap(args, stack, log)
+        : args.memory ? await runMemory(args, stack, log) : await runHistoryCut(args, stack, log);
+      log(`${args.curve ? 'curve' : args.cacheCap ? 'cache cap' : args.memory ? 'memory' : 'history cut'} took ${Math.round((Date.now() - t0) / 1000)} s`);
       return code;
     } finally {
       await killAllStarted();

@@ -21,12 +21,17 @@ export interface BenchArgs {
   unsettled?: boolean;
   /** the continue-as-new threshold's trade instead of the scenarios */
   historyCut?: boolean;
+  /** the memory map study instead of the scenarios */
+  memory?: boolean;
+  /** its MALLOC_ARENA_MAX values for ours, instead of the mode's */
+  arenas?: number[];
 }
 
 export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scenarios 1,2,...] [--reps N] [--out docs/BENCHMARKS.md]
        node dist/bench/run.js --curve [--quick | --smoke] [--sizes 100,300,1000] [--replicas 2,3] [--reps N]
        node dist/bench/run.js --cache-cap [--quick | --smoke] [--sizes 1000] [--caps 500,100] [--unsettled] [--reps N]
        node dist/bench/run.js --history-cut [--quick | --smoke] [--reps N] [--profile DIR]
+       node dist/bench/run.js --memory [--quick | --smoke] [--sizes 1000] [--arenas 2] [--reps N]
 
   --quick          smaller sizes and fewer repetitions (under 10 minutes)
   --smoke          the smallest sizes, one repetition, default setting; writes no docs
@@ -55,6 +60,11 @@ export const USAGE = `usage: node dist/bench/run.js [--quick | --smoke] [--scena
                    --max-history-events and with 10000 and 2000 (quick 10000, smoke 100); ReplicaSets
                    (10, quick 4, smoke 2) churned to the same number of history events, then a restart
                    that replays every open run; writes its section of the docs file
+  --memory         the memory study instead of the scenarios: at one size (--sizes with one value; default
+                   1000, quick 100, smoke 10 one-replica Deployments), upstream, ours with glibc's default
+                   malloc arenas and ours with each MALLOC_ARENA_MAX of --arenas; idle RSS split by what
+                   holds it (/proc/<pid>/smaps); writes its section of the docs file
+  --arenas L       the memory study's MALLOC_ARENA_MAX values for ours (at least 1; default 2)
   --profile DIR    run our managers under node --cpu-prof, write the profiles and a summary of where
                    their CPU went into DIR; the docs file is not written (profiling slows the run).
                    With --history-cut: a subdirectory per threshold, the churn's manager and the
@@ -107,6 +117,17 @@ export function parseArgs(argv: string[]): BenchArgs {
         if (inline !== undefined) throw new UsageError('--history-cut takes no value');
         a.historyCut = true;
         break;
+      case '--memory':
+        if (inline !== undefined) throw new UsageError('--memory takes no value');
+        a.memory = true;
+        break;
+      case '--arenas': {
+        const list = take().split(',').map((x) => x.trim()).filter(Boolean);
+        const ns = list.map(Number);
+        if (!ns.length || ns.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) throw new UsageError(`--arenas takes whole numbers 1..1024, got ${list.join(',')}`);
+        a.arenas = [...new Set(ns)].sort((x, y) => y - x);
+        break;
+      }
       case '--sizes':
       case '--replicas':
       case '--caps': {
@@ -138,14 +159,16 @@ export function parseArgs(argv: string[]): BenchArgs {
         throw new UsageError(`unknown argument ${argv[i]}`);
     }
   }
-  if ([a.curve, a.cacheCap, a.historyCut].filter(Boolean).length > 1) throw new UsageError('give at most one of --curve, --cache-cap and --history-cut');
+  if ([a.curve, a.cacheCap, a.historyCut, a.memory].filter(Boolean).length > 1) throw new UsageError('give at most one of --curve, --cache-cap, --history-cut and --memory');
   if (a.replicas && !a.curve) throw new UsageError('--replicas goes with --curve');
-  if (a.sizes && !a.curve && !a.cacheCap) throw new UsageError('--sizes goes with --curve or --cache-cap');
+  if (a.sizes && !a.curve && !a.cacheCap && !a.memory) throw new UsageError('--sizes goes with --curve, --cache-cap or --memory');
+  if (a.arenas && !a.memory) throw new UsageError('--arenas goes with --memory');
+  if (a.memory && a.sizes && a.sizes.length !== 1) throw new UsageError('--memory runs at one size: give --sizes one value');
   if (a.caps && !a.cacheCap) throw new UsageError('--caps goes with --cache-cap');
   if (a.unsettled && !a.cacheCap) throw new UsageError('--unsettled goes with --cache-cap');
   if (a.cacheCap && a.sizes && a.sizes.length !== 1) throw new UsageError('--cache-cap runs at one size: give --sizes one value');
   // the history cut starts a manager per phase, so a profile per threshold and phase says where its CPU went
-  const study = a.curve ? '--curve' : a.cacheCap ? '--cache-cap' : undefined;
+  const study = a.curve ? '--curve' : a.cacheCap ? '--cache-cap' : a.memory ? '--memory' : undefined;
   if (study && a.profile) throw new UsageError(`--profile does not go with ${study}`);
   return a;
 }

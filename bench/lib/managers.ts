@@ -40,6 +40,8 @@ export interface ManagerOptions {
   cpuProfileName?: string;
   /** ours: more `run` flags (the cache-cap bench's --max-cached-workflows) */
   extraFlags?: string[];
+  /** ours: environment variables set on top of this process's (the memory study's MALLOC_ARENA_MAX) */
+  env?: Record<string, string>;
   /**
    * both: each controller writes as its own ServiceAccount (`--use-service-account-credentials`), as
    * kubeadm runs the manager, so the audit log tells the controllers' writes from kwok's and the
@@ -151,7 +153,7 @@ export async function startOurs(stack: BenchStack, o: ManagerOptions, index: num
     ...OPEN_METRICS_ARGS,
     `--use-service-account-credentials=${o.serviceAccountCredentials !== false}`,
     ...(o.extraFlags ?? []),
-  ], { stdio: ['ignore', fd, fd] });
+  ], { stdio: ['ignore', fd, fd], env: { ...process.env, ...o.env } });
   fs.closeSync(fd);
   const proc = track(child, port, file);
   await waitHealthy(proc, port, '/readyz');

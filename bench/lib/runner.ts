@@ -33,13 +33,15 @@ export interface RunExtras {
   replicaRounds?: number[];
   /** more flags for every manager of ours this run starts */
   oursFlags?: string[];
+  /** environment variables for every manager of ours this run starts */
+  oursEnv?: Record<string, string>;
 }
 
 export async function runOnce(
   stack: BenchStack, temporal: Client, scenario: Scenario, subject: Subject, setting: Setting, mode: Mode, rep: number, log: Log,
   extras: RunExtras = {},
 ): Promise<RunRecord> {
-  const { cpuProfileDir, size, replicaRounds, oursFlags } = extras;
+  const { cpuProfileDir, size, replicaRounds, oursFlags, oursEnv } = extras;
   const startedAt = new Date().toISOString();
   const ns = await freshNamespace(stack.rest, `${scenario.slug}-${subject === 'upstream' ? 'up' : subject}`);
   const taskQueue = `bench-${scenario.slug}-${Date.now().toString(36)}`;
@@ -54,6 +56,7 @@ export async function runOnce(
         cpuProfileDir: cpuProfileDir && path.join(cpuProfileDir, `${scenario.slug}-${setting.name}`),
         ...(o.cpuProfileName ? { cpuProfileName: o.cpuProfileName } : {}),
         ...(subject === 'ours' && oursFlags ? { extraFlags: oursFlags } : {}),
+        ...(subject === 'ours' && oursEnv ? { env: oursEnv } : {}),
       }, index);
       started.push(p);
       return p;

@@ -6,6 +6,7 @@ import { disagreements, readinessInEndpoints, readinessInSlices } from '../../be
 import { CpuProfile, bucketOf, summarizeProfile } from '../../bench/lib/profile';
 import { ProcessTimes, addProfile, renderComparison } from '../../bench/lib/profile-compare';
 import { sumMetric } from '../../bench/lib/prom';
+import { classify, parseSmaps } from '../../bench/lib/memory-map';
 import { mergeIntoDoc, placeSection } from '../../bench/lib/report';
 import { median, percentile, spread } from '../../bench/lib/stats';
 import { reactionStages } from '../../bench/lib/temporal';
@@ -25,6 +26,9 @@ describe('bench args', () => {
     expect(parseArgs(['--cache-cap', '--sizes', '300', '--caps', '10,50'])).toMatchObject({ mode: 'full', cacheCap: true, sizes: [300], caps: [50, 10] });
     expect(parseArgs(['--cache-cap', '--caps', '30', '--unsettled'])).toMatchObject({ cacheCap: true, caps: [30], unsettled: true });
   });
+  test('reads the memory study\'s flags, arena caps largest first', () => {
+    expect(parseArgs(['--memory', '--sizes', '300', '--arenas', '1,2', '--reps=3'])).toMatchObject({ mode: 'full', memory: true, sizes: [300], arenas: [2, 1], reps: 3 });
+  });
   test('reads the history cut\'s flags', () => {
     expect(parseArgs(['--history-cut', '--quick', '--reps', '2'])).toMatchObject({ mode: 'quick', historyCut: true, reps: 2 });
   });
@@ -40,6 +44,8 @@ describe('bench args', () => {
     [['--unsettled']], [['--curve', '--unsettled']], [['--cache-cap', '--unsettled=1']],
     [['--history-cut', '--curve']], [['--history-cut', '--cache-cap']], [['--history-cut=1']], [['--history-cut', '--sizes', '10']],
     [['--history-cut', '--caps', '10']], [['--history-cut', '--profile']], [['--history-cut', '--profile', '--quick']],
+    [['--arenas', '2']], [['--memory', '--arenas', '0']], [['--memory', '--sizes', '100,300']], [['--memory', '--curve']], [['--memory=1']],
+    [['--memory', '--profile', '/tmp/p']], [['--memory', '--caps', '10']],
   ])('refuses %j', (argv) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
   });
@@ -251,5 +257,43 @@ describe('the replay-cost prefixes', () => {
   });
   test('past the last completed task, the whole history', () => {
     expect(prefixAtTaskBoundary(events, 9)).toHaveLength(9);
+  });
+});
+
+describe('the memory map of a process (smaps)', () => {
+  // a trimmed /proc/<pid>/smaps of a node process with worker threads: its main arena, two thread
+  // arenas (64 MiB-aligned, each followed by the rest of its reservation), a V8 page, a reservation
+  // that is not an arena, node's own code and the stack
+  const entry = (range: string, perms: string, path: string, rss: number) =>
+    `${range} ${perms} 00000000 00:00 0 ${path}\nSize:  1 kB\nRss:  ${rss} kB\nPss:  ${rss} kB\n`;
+  const smaps = [
+    entry('00400000-04a00000', 'r-xp', '/usr/bin/node', 40_000),
+    entry('378a0000-37b6c000', 'rw-p', '[heap]', 2712),
+    entry('475fa00000-475fa40000', 'rw-p', '', 240),
+    entry('7f7ae8000000-7f7ae87ea000', 'rw-p', '', 8048),
+    entry('7f7ae87ea000-7f7aec000000', '---p', '', 0),
+    entry('7f7aec000000-7f7af0000000', 'rw-p', '', 1000),
+    entry('7f7af0000000-7f7af0808000', 'rw-p', '', 300),
+    entry('7f7af0808000-7f7af1000000', '---p', '', 0),
+    entry('7ffd1c000000-7ffd1c021000', 'rw-p', '[stack]', 40),
+  ].join('');
+
+  test('parses every mapping with its resident size', () => {
+    const maps = parseSmaps(smaps);
+    expect(maps).toHaveLength(9);
+    expect(maps[1]).toEqual({ start: 0x378a0000n, end: 0x37b6c000n, perms: 'rw-p', path: '[heap]', rssKiB: 2712 });
+  });
+
+  test('tells malloc\'s arenas by their aligned reservation, not by alignment alone', () => {
+    expect(classify(parseSmaps(smaps))).toEqual({
+      totalKiB: 40_000 + 2712 + 240 + 8048 + 1000 + 300 + 40,
+      mallocMainKiB: 2712,
+      // the partly grown arena and the one that fills its 64 MiB; the aligned mapping whose rest ends short of a boundary is not one
+      mallocArenasKiB: 8048 + 1000,
+      arenas: 2,
+      fileKiB: 40_000,
+      stackKiB: 40,
+      otherAnonKiB: 240 + 300,
+    });
   });
 });
