@@ -1,4 +1,4 @@
-import type { BenchResults } from '../lib/report';
+import { type BenchResults, num, withRatio } from '../lib/report';
 import type { RunRecord } from '../lib/runner';
 import { median } from '../lib/stats';
 import { EVENT_DRIVEN_CACHED_RUNS } from '../../workers/workflow-cache';
@@ -21,8 +21,6 @@ function figure(r: CapResults, c: Column, key: string): number {
   return median(r.records.filter((x) => x.slug === 'cache-cap' && x.subject === c.subject && x.cap === cap && (x.unsettled === true) === unsettled && x.sample?.[key] !== undefined).map((x) => x.sample![key]));
 }
 
-const num = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
-const withRatio = (v: number, base: number, text: string) => (Number.isFinite(v) && Number.isFinite(base) && base > 0 ? `${text} (${(v / base).toFixed(2)}x)` : text);
 
 /** The generated "The workflow cache cap" section of docs/BENCHMARKS.md. */
 export function renderCacheCap(r: CapResults, plan: CapPlan, rawPath: string): string {

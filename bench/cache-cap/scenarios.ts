@@ -6,22 +6,14 @@ import { noopSinks } from '../../starter/replay/replay';
 import { DATA_CONVERTER } from '../../workers/payload-codec';
 import { skipStackTraceHookInThisThread } from '../../workers/shared-workflow-threads';
 import { PodWatch } from '../lib/pods';
-import { sumMetric } from '../lib/prom';
 import { median, percentile } from '../lib/stats';
 import { sleep, waitFor } from '../lib/util';
 import { createReplicaSet, getReplicaSet, mergePatch, replicaSetSettled, warmUp } from '../lib/workloads';
-import { probeSecurePort } from '../../starter/local/http-probe';
-import { fleetNames, idleFleet, perturbFleet, timeCatchUp } from '../scenarios/fleet';
+import { cachedRuns, fleetNames, idleFigures, idleFleet, perturbFleet, timeCatchUp } from '../scenarios/fleet';
 import type { Sample, Scenario } from '../scenarios/types';
 import { capPlan } from './plan';
 
 const CONTROLLERS = ['replicaset', 'deployment'];
-
-/** Runs held in the workflow caches of one replica of ours (kcm_workflow_cache_runs, every controller). */
-async function cachedRuns(port: number): Promise<number> {
-  const r = await probeSecurePort(port, '/metrics');
-  return r.status === 200 ? sumMetric(r.body, 'kcm_workflow_cache_runs') : NaN;
-}
 
 /**
  * One size, one manager (ours with the cap the runner passes as a flag): the fleet of one-replica
@@ -42,12 +34,8 @@ export const cacheCapFleet: Scenario = {
     const plan = capPlan(ctx.mode);
     const size = ctx.size ?? plan.size;
     const { rest } = ctx.stack;
-    const out: Sample = {};
-
     const { manager: first, idle } = await idleFleet(ctx, CONTROLLERS, size, plan.settleS, plan.idleS);
-    out['idle.peakRssMiB'] = idle.peakRssMiB;
-    out['idle.cpuPerMin'] = (idle.cpuSeconds / idle.seconds) * 60;
-    if (idle.temporalCpuSeconds !== undefined) out['idle.temporalCpuPerMin'] = (idle.temporalCpuSeconds / idle.seconds) * 60;
+    const out: Sample = idleFigures(idle);
     if (ctx.subject === 'ours') out['idle.cachedRuns'] = await cachedRuns(first.port);
 
     const watch = await PodWatch.start(ctx.stack, ctx.ns);

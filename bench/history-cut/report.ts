@@ -1,4 +1,4 @@
-import type { BenchResults } from '../lib/report';
+import { type BenchResults, num } from '../lib/report';
 import type { RunRecord } from '../lib/runner';
 import { median } from '../lib/stats';
 import type { CutPlan } from './plan';
@@ -11,7 +11,6 @@ export type CutResults = Omit<BenchResults, 'records'> & { records: CutRecord[] 
 /** Temporal's limit.historyCount.suggestContinueAsNew default: a run continues there when the threshold is higher */
 const SERVER_SUGGESTION = 4096;
 
-const num = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
 
 function figure(r: CutResults, threshold: number | undefined, key: string): number {
   return median(r.records.filter((x) => x.maxHistoryEvents === threshold && x.sample?.[key] !== undefined).map((x) => x.sample![key]));

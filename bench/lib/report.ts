@@ -203,3 +203,9 @@ export function saveSection(
   fs.writeFileSync(o.out, placeSection(current, o.generated, o.heading, o.after));
   o.log(`wrote ${path.relative(repoRoot, o.out)}`);
 }
+
+/** A figure for a generated table: `-` when a run gave none. */
+export const num = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
+
+/** `text` with v's ratio to the upstream figure `base` after it, when both are there. */
+export const withRatio = (v: number, base: number, text: string) => (Number.isFinite(v) && Number.isFinite(base) && base > 0 ? `${text} (${(v / base).toFixed(2)}x)` : text);

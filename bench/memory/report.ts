@@ -1,4 +1,4 @@
-import type { BenchResults } from '../lib/report';
+import { type BenchResults, num, withRatio } from '../lib/report';
 import type { RunRecord } from '../lib/runner';
 import { median } from '../lib/stats';
 import type { MemoryPlan } from './plan';
@@ -15,8 +15,6 @@ function figure(r: MemoryResults, c: Column, key: string): number {
   return median(r.records.filter((x) => x.slug === 'memory-map' && x.subject === c.subject && x.arenaMax === cap && x.sample?.[key] !== undefined).map((x) => x.sample![key]));
 }
 
-const num = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
-const withRatio = (v: number, base: number, text: string) => (Number.isFinite(v) && Number.isFinite(base) && base > 0 ? `${text} (${(v / base).toFixed(2)}x)` : text);
 
 /** The generated "Memory by what holds it" section of docs/BENCHMARKS.md. */
 export function renderMemory(r: MemoryResults, plan: MemoryPlan, rawPath: string): string {
@@ -25,7 +23,6 @@ export function renderMemory(r: MemoryResults, plan: MemoryPlan, rawPath: string
   const reps = Math.max(1, r.records.filter((x) => x.subject === 'upstream' && x.sample).length);
   const cmd = r.mode === 'full' ? '`npm run bench -- --memory`' : `\`npm run bench -- --memory --${r.mode}\``;
   const up = (key: string) => figure(r, { subject: 'upstream' }, key);
-  const mib = (key: string, digits = 0) => (c: Column) => num(figure(r, c, key), digits);
   const ours = (key: string, digits = 0) => (c: Column) => (c.subject === 'ours' ? num(figure(r, c, key), digits) : '-');
   const out: string[] = [];
   out.push(`## Memory by what holds it (${cmd}, ${r.startedAt.slice(0, 16).replace('T', ' ')} UTC)`, '');
@@ -43,7 +40,7 @@ export function renderMemory(r: MemoryResults, plan: MemoryPlan, rawPath: string
     ['of it, glibc malloc, MiB', ours('map.mallocMiB')],
     ['glibc thread arenas', ours('map.arenas')],
     ['of it, other anonymous memory, MiB', (c) => num(figure(r, c, 'map.otherAnonMiB') + (c.subject === 'upstream' ? figure(r, c, 'map.mallocMiB') : 0))],
-    ['of it, mapped files, MiB', mib('map.fileMiB')],
+    ['of it, mapped files, MiB', (c) => num(figure(r, c, 'map.fileMiB'))],
     ['main thread\'s V8 heap: used / committed, MiB', (c) => (c.subject === 'ours' ? `${num(figure(r, c, 'heap.mainUsedMiB'))} / ${num(figure(r, c, 'heap.mainTotalMiB'))}` : '-')],
     ['runs in the workflow caches', ours('cachedRuns')],
     ['idle CPU per minute, s (ours: + Temporal server)', (c) => {

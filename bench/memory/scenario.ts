@@ -1,7 +1,7 @@
 import { probeSecurePort } from '../../starter/local/http-probe';
 import { memoryMap } from '../lib/memory-map';
 import { sumMetric } from '../lib/prom';
-import { idleFleet } from '../scenarios/fleet';
+import { idleFigures, idleFleet } from '../scenarios/fleet';
 import type { Sample, Scenario } from '../scenarios/types';
 import { memoryPlan } from './plan';
 
@@ -28,24 +28,24 @@ export const memoryFleet: Scenario = {
     const { manager, idle } = await idleFleet(ctx, CONTROLLERS, ctx.size ?? plan.size, plan.settleS, plan.idleS);
     const map = memoryMap(manager.pid);
     const out: Sample = {
-      'idle.peakRssMiB': idle.peakRssMiB,
-      'idle.cpuPerMin': (idle.cpuSeconds / idle.seconds) * 60,
+      ...idleFigures(idle),
       'map.totalMiB': MiB(map.totalKiB),
       'map.mallocMiB': MiB(map.mallocMainKiB + map.mallocArenasKiB),
       'map.arenas': map.arenas,
       'map.otherAnonMiB': MiB(map.otherAnonKiB + map.stackKiB),
       'map.fileMiB': MiB(map.fileKiB),
     };
-    if (idle.temporalCpuSeconds !== undefined) out['idle.temporalCpuPerMin'] = (idle.temporalCpuSeconds / idle.seconds) * 60;
     if (ctx.subject === 'ours') {
       const metrics = await probeSecurePort(manager.port, '/metrics');
       if (metrics.status === 200) {
         out['heap.mainUsedMiB'] = sumMetric(metrics.body, 'nodejs_heap_size_used_bytes') / 2 ** 20;
         out['heap.mainTotalMiB'] = sumMetric(metrics.body, 'nodejs_heap_size_total_bytes') / 2 ** 20;
+        // as cachedRuns() reads it, from the same scrape
         out.cachedRuns = sumMetric(metrics.body, 'kcm_workflow_cache_runs');
       }
     }
-    ctx.log(`idle RSS ${idle.peakRssMiB.toFixed(0)} MiB; malloc ${out['map.mallocMiB'].toFixed(0)} MiB in ${map.arenas} thread arenas and the main one`);
+    // upstream is Go: no glibc malloc to speak of
+    ctx.log(`idle RSS ${idle.peakRssMiB.toFixed(0)} MiB${ctx.subject === 'ours' ? `; malloc ${out['map.mallocMiB'].toFixed(0)} MiB in ${map.arenas} thread arenas and the main one` : ''}`);
     return out;
   },
 };

@@ -3,7 +3,9 @@ import { requestCounts } from '../lib/apiserver';
 import type { ManagedProcess } from '../lib/managers';
 import type { ResourceUse } from '../lib/measure';
 import { createDeployment, deploymentComplete, listDeployments, mergePatch, warmUp } from '../lib/workloads';
-import type { ScenarioContext } from './types';
+import { probeSecurePort } from '../../starter/local/http-probe';
+import { sumMetric } from '../lib/prom';
+import type { Sample, ScenarioContext } from './types';
 import { sleep, waitFor } from '../lib/util';
 
 /** Run `fn` over `items`, `width` at a time. */
@@ -96,4 +98,20 @@ export async function idleFleet(
   const window = await ctx.openWindow(() => [manager]);
   await sleep(idleS * 1000);
   return { manager, setupMs, idle: await window.close() };
+}
+
+/** An idle window's peak RSS and its CPU a minute (ours: the Temporal server's too), under `idle.` keys. */
+export function idleFigures(idle: ResourceUse): Sample {
+  const perMin = (s: number) => (s / idle.seconds) * 60;
+  return {
+    'idle.peakRssMiB': idle.peakRssMiB,
+    'idle.cpuPerMin': perMin(idle.cpuSeconds),
+    ...(idle.temporalCpuSeconds !== undefined ? { 'idle.temporalCpuPerMin': perMin(idle.temporalCpuSeconds) } : {}),
+  };
+}
+
+/** Runs held in the workflow caches of one replica of ours (kcm_workflow_cache_runs, every controller). */
+export async function cachedRuns(port: number): Promise<number> {
+  const r = await probeSecurePort(port, '/metrics');
+  return r.status === 200 ? sumMetric(r.body, 'kcm_workflow_cache_runs') : NaN;
 }
